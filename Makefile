@@ -1,0 +1,45 @@
+# envhub: the two commands.
+#   make demo   set up (virtualenv + install) and run the main job on the embedded default
+#   make test   set up what the tests need and run the whole suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_EXTRAS ?= all
+TEST_EXTRAS ?= all,dev,search-dense
+
+.PHONY: demo test check bench clean system-deps
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -U pip wheel setuptools
+
+# The stamps re-run pip only when pyproject.toml changes.
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[$(DEMO_EXTRAS)]"
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	# torch comes from the machine's local CPU wheel when present; install it first so no
+	# dependency pulls a CUDA build.
+	$(BIN)/python -m pip install -q "torch==2.13.0"
+	$(BIN)/python -m pip install -q -e ".[$(TEST_EXTRAS)]"
+	touch $@
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/envhub list
+	$(BIN)/envhub demo
+
+test: $(VENV)/.test-installed system-deps
+	$(BIN)/python -m pytest -q
+
+check: $(VENV)/.test-installed
+	bash scripts/check
+
+bench: $(VENV)/.test-installed
+	$(BIN)/python bench/env_step.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,38 @@
+"""The envhub contract: the env base class, text spaces, errors, records and env specs."""
+
+from envhub.core.env import INFO_KEYS, AgentEnv, Outcome
+from envhub.core.errors import (
+    ConfigurationError,
+    DataNotFoundError,
+    DependencyMissingError,
+    EnvhubError,
+    ResetNeededError,
+    UnknownEnvError,
+    UnknownTaskError,
+)
+from envhub.core.records import Group, Step, StepBatch, Trajectory, canonical_anchor
+from envhub.core.registry import DataStatus, EnvSpec, load_entry_point, register_specs
+from envhub.core.spaces import UnicodeText
+
+__all__ = [
+    "INFO_KEYS",
+    "AgentEnv",
+    "ConfigurationError",
+    "DataNotFoundError",
+    "DataStatus",
+    "DependencyMissingError",
+    "EnvSpec",
+    "EnvhubError",
+    "Group",
+    "Outcome",
+    "ResetNeededError",
+    "Step",
+    "StepBatch",
+    "Trajectory",
+    "UnicodeText",
+    "UnknownEnvError",
+    "UnknownTaskError",
+    "canonical_anchor",
+    "load_entry_point",
+    "register_specs",
+]

@@ -1,0 +1,185 @@
+"""The records that cross process boundaries, defined once.
+
+* :class:`Step` — one environment step of one trajectory (what the policy saw and did).
+* :class:`Trajectory` — the steps of one episode, with its return, ``won`` and length.
+* :class:`Group` — the n trajectories of one task (same task id): the unit the trainer
+  consumes and GRPO/GiGPO/HGPO normalise within.
+* :class:`StepBatch` — the columnar (numpy) view of many groups that :mod:`envhub.algos` takes.
+
+The first three are strict pydantic models (they travel as JSON over HTTP and Redis);
+:class:`StepBatch` is a frozen dataclass of arrays (it never leaves a process).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import Base64Bytes, BaseModel, ConfigDict, Field, computed_field
+
+__all__ = ["Group", "Step", "StepBatch", "Trajectory", "canonical_anchor"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Step(_Record):
+    """One environment step of one trajectory."""
+
+    uid: str = Field(description="Group id: all trajectories of one task in one group share it.")
+    traj_id: str = Field(description="Unique id of the trajectory this step belongs to.")
+    step_idx: int = Field(ge=0, description="0-based position of the step inside its trajectory.")
+    agent_id: str = Field(default="0", description="Which agent acted (multi-agent grouping, Dr. MAS).")
+    anchor: str = Field(description="History-free canonical state string the action was taken in.")
+    observation: str = Field(default="", description="The text observation the action was taken in.")
+    prompt_messages: list[dict[str, Any]] | None = Field(default=None, description="Chat messages sent to the policy.")
+    prompt_token_ids: list[int] | None = Field(default=None, description="Token ids of the prompt.")
+    response_text: str = Field(default="", description="The policy's raw text output.")
+    response_token_ids: list[int] | None = Field(default=None, description="Token ids of the response.")
+    response_logprobs: list[float] | None = Field(default=None, description="Sampling logprobs of the response.")
+    action: str = Field(description="The action sent to the env (after projection).")
+    is_action_valid: bool = Field(default=True, description="Projection/env validity flag.")
+    reward: float = Field(description="The env reward returned by this step.")
+    terminated: bool = False
+    truncated: bool = False
+    info: dict[str, Any] = Field(default_factory=dict, description="A JSON-safe subset of the env's info.")
+    history_image: Base64Bytes | None = Field(default=None, description="PNG of the rendered history (AgentOCR).")
+
+
+class Trajectory(_Record):
+    """The steps of one episode, in order."""
+
+    uid: str
+    traj_id: str
+    env_id: str
+    task_id: str
+    steps: list[Step] = Field(default_factory=list)
+    won: bool = False
+    task_score: float = 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def episode_return(self) -> float:
+        """Undiscounted sum of the step rewards."""
+        return float(sum(s.reward for s in self.steps))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def length(self) -> int:
+        return len(self.steps)
+
+
+class Group(_Record):
+    """The n trajectories of one task: the unit of GRPO-style normalisation."""
+
+    uid: str
+    env_id: str
+    task_id: str
+    trajectories: list[Trajectory] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def success_rate(self) -> float:
+        if not self.trajectories:
+            return 0.0
+        return float(np.mean([t.won for t in self.trajectories]))
+
+
+def canonical_anchor(anchor: Any) -> Hashable:
+    """Make an anchor hashable and canonical: arrays and lists become (nested) tuples."""
+    if isinstance(anchor, np.ndarray):
+        return tuple(canonical_anchor(a) for a in anchor.tolist()) if anchor.ndim else anchor.item()
+    if isinstance(anchor, list | tuple):
+        return tuple(canonical_anchor(a) for a in anchor)
+    if isinstance(anchor, np.generic):
+        return anchor.item()
+    return anchor
+
+
+@dataclass(frozen=True, eq=False)
+class StepBatch:
+    """Columnar view of steps: one row per environment step, any row order.
+
+    Columns (all of length ``n``): ``uid``, ``traj_id`` and ``anchor`` are object arrays of
+    hashables; ``step_idx`` int64; ``reward`` float64; ``is_action_valid`` bool; ``agent_id``
+    an object array, or ``None`` when there is one agent.
+    """
+
+    uid: NDArray[np.object_]
+    traj_id: NDArray[np.object_]
+    step_idx: NDArray[np.int64]
+    anchor: NDArray[np.object_]
+    reward: NDArray[np.float64]
+    is_action_valid: NDArray[np.bool_]
+    agent_id: NDArray[np.object_] | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.uid)
+        columns = {
+            "traj_id": self.traj_id,
+            "step_idx": self.step_idx,
+            "anchor": self.anchor,
+            "reward": self.reward,
+            "is_action_valid": self.is_action_valid,
+        }
+        if self.agent_id is not None:
+            columns["agent_id"] = self.agent_id
+        bad = {name: len(col) for name, col in columns.items() if len(col) != n}
+        if bad:
+            raise ValueError(f"StepBatch columns must all have {n} rows (the length of uid); got {bad}.")
+
+    def __len__(self) -> int:
+        return len(self.uid)
+
+    @classmethod
+    def from_columns(
+        cls,
+        *,
+        uid: Sequence[Hashable] | NDArray[Any],
+        traj_id: Sequence[Hashable] | NDArray[Any],
+        step_idx: Sequence[int] | NDArray[Any],
+        anchor: Sequence[Any] | NDArray[Any],
+        reward: Sequence[float] | NDArray[Any],
+        is_action_valid: Sequence[bool] | NDArray[Any] | None = None,
+        agent_id: Sequence[Hashable] | NDArray[Any] | None = None,
+    ) -> StepBatch:
+        """Build a batch from plain sequences, canonicalising anchors (arrays -> tuples)."""
+        n = len(uid)
+        anchors = np.empty(len(anchor), dtype=object)
+        anchors[:] = [canonical_anchor(a) for a in anchor]
+        return cls(
+            uid=_object_array(uid),
+            traj_id=_object_array(traj_id),
+            step_idx=np.asarray(step_idx, dtype=np.int64),
+            anchor=anchors,
+            reward=np.asarray(reward, dtype=np.float64),
+            is_action_valid=(
+                np.ones(n, dtype=bool) if is_action_valid is None else np.asarray(is_action_valid, dtype=bool)
+            ),
+            agent_id=None if agent_id is None else _object_array(agent_id),
+        )
+
+    @classmethod
+    def from_groups(cls, groups: Iterable[Group]) -> StepBatch:
+        """One row per step of every trajectory of every group, trajectories in order."""
+        steps = [s for g in groups for t in g.trajectories for s in t.steps]
+        agents = [s.agent_id for s in steps]
+        return cls.from_columns(
+            uid=[s.uid for s in steps],
+            traj_id=[s.traj_id for s in steps],
+            step_idx=[s.step_idx for s in steps],
+            anchor=[s.anchor for s in steps],
+            reward=[s.reward for s in steps],
+            is_action_valid=[s.is_action_valid for s in steps],
+            agent_id=agents if len(set(agents)) > 1 else None,
+        )
+
+
+def _object_array(values: Sequence[Any] | NDArray[Any]) -> NDArray[np.object_]:
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out

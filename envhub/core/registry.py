@@ -1,0 +1,81 @@
+"""Environment specs and their registration with gymnasium.
+
+An :class:`EnvSpec` is data: the id, a ``"module:Class"`` entry point (a string, so listing
+or registering envs imports nothing heavy), the family, the splits, the step limit and a
+``"module:function"`` that reports whether the env's data is available. The catalogue of
+specs lives in :mod:`envhub.envs.catalog`; :func:`register_specs` hands them to gymnasium's
+registry, the one registry envhub uses.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium
+
+__all__ = ["DataStatus", "EnvSpec", "load_entry_point", "register_specs"]
+
+
+@dataclass(frozen=True)
+class DataStatus:
+    """Whether an env can run here, and where its data comes from.
+
+    Attributes:
+        available: the env can be created and reset now.
+        source: where the data is read from (a path, "embedded", "generated").
+        how_to_get: what to run or set when ``available`` is False.
+    """
+
+    available: bool
+    source: str
+    how_to_get: str = ""
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """Everything envhub knows about one registered env, without importing it."""
+
+    id: str
+    entry_point: str
+    family: str
+    description: str
+    splits: tuple[str, ...] = ("train", "test")
+    max_episode_steps: int | None = None
+    data_status: str | None = None  # "module:function" -> DataStatus; None means always available
+    demo_policy: str | None = None  # "module:Class", Class(seed) -> Policy: the demo's built-in policy
+    baseline_policy: str = "envhub.core.policy:RandomPolicy"  # what the demo compares it with
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def status(self) -> DataStatus:
+        """Ask the family whether its data is available (imports only the data module)."""
+        if self.data_status is None:
+            return DataStatus(available=True, source="built-in")
+        try:
+            check: Callable[[], DataStatus] = load_entry_point(self.data_status)
+            return check()
+        except ImportError as exc:
+            return DataStatus(available=False, source="-", how_to_get=f"missing dependency: {exc.name or exc}")
+
+
+def load_entry_point(entry_point: str) -> Any:
+    """Import ``"package.module:attribute"`` and return the attribute."""
+    module_name, _, attr = entry_point.partition(":")
+    if not attr:
+        raise ValueError(f"entry point {entry_point!r} must look like 'package.module:Name'")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def register_specs(specs: Iterable[EnvSpec]) -> None:
+    """Register each spec with gymnasium (idempotent: ids already present are left alone)."""
+    for spec in specs:
+        if spec.id in gymnasium.registry:
+            continue
+        gymnasium.register(
+            id=spec.id,
+            entry_point=spec.entry_point,
+            max_episode_steps=spec.max_episode_steps,
+            kwargs=dict(spec.kwargs),
+        )

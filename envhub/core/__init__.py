@@ -13,6 +13,7 @@ from envhub.core.errors import (
 from envhub.core.records import Group, Step, StepBatch, Trajectory, canonical_anchor
 from envhub.core.registry import DataStatus, EnvSpec, load_entry_point, register_specs
 from envhub.core.spaces import UnicodeText
+from envhub.core.tasks import NumberedTaskIds
 
 __all__ = [
     "INFO_KEYS",
@@ -24,6 +25,7 @@ __all__ = [
     "EnvSpec",
     "EnvhubError",
     "Group",
+    "NumberedTaskIds",
     "Outcome",
     "ResetNeededError",
     "Step",

@@ -11,25 +11,93 @@ how to fix the problem::
     │   └── UnknownTaskError        task id not in the env's task list   (404 UNKNOWN_TASK)
     ├── DataNotFoundError           a dataset path is missing            (503 DATA_NOT_FOUND)
     ├── DependencyMissingError      an optional extra is not installed   (503 DEPENDENCY_MISSING)
-    └── ResetNeededError            step() before reset()                (409 RESET_NEEDED)
+    ├── ResetNeededError            step() before reset()                (409 RESET_NEEDED)
+    └── ServerError                 raised by the env server, rebuilt by the client
+        ├── SessionError            something is wrong with one session
+        │   ├── SessionNotFoundError    no such session id               (404 SESSION_NOT_FOUND)
+        │   ├── SessionExpiredError     idle past its TTL and reaped     (410 SESSION_EXPIRED)
+        │   └── SessionLostError        its worker process died          (410 SESSION_LOST)
+        ├── CapacityReachedError    max sessions in use; see retry_after (503 CAPACITY_REACHED)
+        ├── StepTimeoutError        a step ran past the step timeout     (504 STEP_TIMEOUT)
+        ├── ExecutionError          the env raised while running         (500 EXECUTION_ERROR)
+        ├── UnauthorizedError       missing or wrong bearer token        (401 UNAUTHORIZED)
+        ├── RequestValidationError  the request body/params are invalid  (422 VALIDATION_ERROR)
+        ├── PayloadTooLargeError    the request body is over the limit   (413 PAYLOAD_TOO_LARGE)
+        ├── RouteNotFoundError      no such endpoint or method   (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED)
+        └── InternalServerError     a bug in the server itself           (500 INTERNAL_ERROR)
+    └── ClientError                 raised by envhub's HTTP clients, never sent by a server
+        ├── ServerUnreachableError  no connection to the server after retries (SERVER_UNREACHABLE)
+        └── ProtocolError           the reply is not an envhub response  (PROTOCOL_ERROR)
 
-Later layers (server, client, rollout) add their own subclasses under the same root.
+Every code is a member of :class:`ErrorCode`; :func:`error_from_wire` turns a wire body back
+into the same class (the client's side of the mapping). Later layers (client, rollout) add
+their own subclasses under the same root.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any, ClassVar
 
 __all__ = [
+    "CapacityReachedError",
+    "ClientError",
     "ConfigurationError",
     "DataNotFoundError",
     "DependencyMissingError",
     "EnvhubError",
+    "ErrorCode",
+    "ExecutionError",
+    "InternalServerError",
+    "PayloadTooLargeError",
+    "ProtocolError",
+    "RequestValidationError",
     "ResetNeededError",
+    "RouteNotFoundError",
+    "ServerError",
+    "ServerUnreachableError",
+    "SessionError",
+    "SessionExpiredError",
+    "SessionLostError",
+    "SessionNotFoundError",
+    "StepTimeoutError",
+    "UnauthorizedError",
     "UnknownEnvError",
     "UnknownTaskError",
+    "error_from_wire",
 ]
+
+
+class ErrorCode(StrEnum):
+    """The stable, machine-readable error codes of ``{code, message, detail}`` bodies.
+
+    Values never change once released; new codes are only added. Each ``EnvhubError``
+    subclass's ``code`` is one of these (a ``StrEnum`` member compares equal to its string).
+    """
+
+    ENVHUB_ERROR = "ENVHUB_ERROR"
+    INVALID_CONFIG = "INVALID_CONFIG"
+    UNKNOWN_ENV = "UNKNOWN_ENV"
+    UNKNOWN_TASK = "UNKNOWN_TASK"
+    DATA_NOT_FOUND = "DATA_NOT_FOUND"
+    DEPENDENCY_MISSING = "DEPENDENCY_MISSING"
+    RESET_NEEDED = "RESET_NEEDED"
+    SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
+    SESSION_EXPIRED = "SESSION_EXPIRED"
+    SESSION_LOST = "SESSION_LOST"
+    CAPACITY_REACHED = "CAPACITY_REACHED"
+    STEP_TIMEOUT = "STEP_TIMEOUT"
+    EXECUTION_ERROR = "EXECUTION_ERROR"
+    UNAUTHORIZED = "UNAUTHORIZED"
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    NOT_FOUND = "NOT_FOUND"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    CLIENT_ERROR = "CLIENT_ERROR"
+    SERVER_UNREACHABLE = "SERVER_UNREACHABLE"
+    PROTOCOL_ERROR = "PROTOCOL_ERROR"
 
 
 class EnvhubError(Exception):
@@ -104,7 +172,9 @@ class DataNotFoundError(EnvhubError):
 
     def __init__(self, what: str, *, path: object | None, env_var: str | None, how_to_get: str) -> None:
         where = f" at {str(path)!r}" if path is not None else ""
-        var = f" Set {env_var} to the directory that holds it, or pass the path explicitly." if env_var else ""
+        var = (
+            f" Set {env_var} to the directory that holds it, or pass the path explicitly." if env_var else ""
+        )
         super().__init__(
             f"{what} was not found{where}.{var} To get it: {how_to_get}",
             path=None if path is None else str(path),
@@ -135,3 +205,277 @@ class ResetNeededError(EnvhubError):
 
     def __init__(self, env: str) -> None:
         super().__init__(f"{env}: call reset() before step().", env=env)
+
+
+class ServerError(EnvhubError):
+    """Raised by the env server (and rebuilt by the client from the wire body)."""
+
+    code = "INTERNAL_ERROR"
+    status_code = 500
+
+
+class SessionError(ServerError):
+    """Something is wrong with one session; other sessions are unaffected."""
+
+    code = "SESSION_NOT_FOUND"
+    status_code = 404
+
+
+class SessionNotFoundError(SessionError):
+    """No session has this id (never created, or deleted)."""
+
+    code = "SESSION_NOT_FOUND"
+    status_code = 404
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"No session {session_id!r} on this server. Create one with POST /v1/sessions "
+            "(or POST /v1/groups) and use the session_id it returns.",
+            session_id=session_id,
+        )
+        self.session_id = session_id
+
+
+class SessionExpiredError(SessionError):
+    """The session sat idle past its TTL and was reaped."""
+
+    code = "SESSION_EXPIRED"
+    status_code = 410
+
+    def __init__(self, session_id: str, *, ttl_s: float) -> None:
+        super().__init__(
+            f"Session {session_id!r} was idle for more than {ttl_s:g} s and was closed. Create a new "
+            "session; raise --session-ttl (ENVHUB_SESSION_TTL) if episodes pause that long.",
+            session_id=session_id,
+            ttl_s=ttl_s,
+        )
+        self.session_id = session_id
+
+
+class SessionLostError(SessionError):
+    """The worker process that hosted the session died; its env state is gone."""
+
+    code = "SESSION_LOST"
+    status_code = 410
+
+    def __init__(self, session_id: str, *, reason: str) -> None:
+        super().__init__(
+            f"Session {session_id!r} was lost: {reason}. The server replaced the worker; create a new "
+            "session and replay the episode (its other sessions were not affected).",
+            session_id=session_id,
+            reason=reason,
+        )
+        self.session_id = session_id
+
+
+class CapacityReachedError(ServerError):
+    """Every session slot is in use."""
+
+    code = "CAPACITY_REACHED"
+    status_code = 503
+
+    def __init__(self, *, active: int, max_sessions: int, retry_after_s: int = 1) -> None:
+        super().__init__(
+            f"The server holds {active} of at most {max_sessions} sessions. Retry after "
+            f"{retry_after_s} s, DELETE sessions you no longer need, or start it with a larger "
+            "--max-sessions (ENVHUB_MAX_SESSIONS).",
+            active=active,
+            max_sessions=max_sessions,
+            retry_after_s=retry_after_s,
+        )
+        self.retry_after_s = retry_after_s
+
+
+class StepTimeoutError(ServerError):
+    """A step (or reset) ran longer than the server's step timeout."""
+
+    code = "STEP_TIMEOUT"
+    status_code = 504
+
+    def __init__(self, session_id: str, *, timeout_s: float) -> None:
+        super().__init__(
+            f"Session {session_id!r}: the env did not answer within {timeout_s:g} s, so its worker was "
+            "restarted and the session is lost. Raise --step-timeout (ENVHUB_STEP_TIMEOUT) if the env "
+            "is legitimately that slow.",
+            session_id=session_id,
+            timeout_s=timeout_s,
+        )
+        self.session_id = session_id
+
+
+class ExecutionError(ServerError):
+    """The env raised an exception while resetting or stepping."""
+
+    code = "EXECUTION_ERROR"
+    status_code = 500
+
+    def __init__(self, env_message: str, *, exception_type: str, session_id: str | None = None) -> None:
+        super().__init__(
+            f"The env raised {exception_type}: {env_message}. This is a bug in the env (or its "
+            "configuration); the session is still usable.",
+            env_message=env_message,
+            exception_type=exception_type,
+            session_id=session_id,
+        )
+
+
+class UnauthorizedError(ServerError):
+    """The server needs a bearer token and the request had none or a wrong one."""
+
+    code = "UNAUTHORIZED"
+    status_code = 401
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This server requires a bearer token: send 'Authorization: Bearer <token>' with the token the "
+            "server was started with (--token / ENVHUB_TOKEN)."
+        )
+
+
+class RequestValidationError(ServerError):
+    """The request body or parameters do not match the endpoint's schema."""
+
+    code = "VALIDATION_ERROR"
+    status_code = 422
+
+    def __init__(self, errors: Sequence[Mapping[str, Any]]) -> None:
+        first = errors[0] if errors else {}
+        where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+        super().__init__(
+            f"Invalid request at {where}: {first.get('msg', 'invalid value')}. See detail.errors for every "
+            "problem and GET /docs for the schema.",
+            errors=[dict(e) for e in errors],
+        )
+
+
+class PayloadTooLargeError(ServerError):
+    """The request body is larger than the server accepts."""
+
+    code = "PAYLOAD_TOO_LARGE"
+    status_code = 413
+
+    def __init__(self, *, size: int | None, limit: int) -> None:
+        super().__init__(
+            f"The request body ({'unknown' if size is None else size} bytes) exceeds the limit of "
+            f"{limit} bytes. Split batches into smaller requests or raise ENVHUB_MAX_BODY_BYTES.",
+            size=size,
+            limit=limit,
+        )
+
+
+class RouteNotFoundError(ServerError):
+    """No endpoint matches the path (404) or the method (405)."""
+
+    code = "NOT_FOUND"
+    status_code = 404
+
+    def __init__(self, *, path: str, method: str, status_code: int = 404) -> None:
+        what = "path" if status_code == 404 else "method"
+        super().__init__(
+            f"No endpoint for {method} {path} (unknown {what}). GET /docs lists the endpoints.",
+            path=path,
+            method=method,
+        )
+        self.status_code = status_code  # type: ignore[misc]
+        self.code = "NOT_FOUND" if status_code == 404 else "METHOD_NOT_ALLOWED"  # type: ignore[misc]
+
+
+class InternalServerError(ServerError):
+    """A bug in the server itself (not in the env); the message names the exception."""
+
+    code = "INTERNAL_ERROR"
+    status_code = 500
+
+    def __init__(self, exception_type: str, message: str) -> None:
+        super().__init__(
+            f"Internal server error ({exception_type}: {message}). Please report it with the server log.",
+            exception_type=exception_type,
+        )
+
+
+class ClientError(EnvhubError):
+    """Raised by envhub's HTTP clients themselves (the server never sends these codes)."""
+
+    code = "CLIENT_ERROR"
+    status_code = 502
+
+
+class ServerUnreachableError(ClientError):
+    """No connection to the env server could be made, or it kept breaking, after every retry."""
+
+    code = "SERVER_UNREACHABLE"
+    status_code = 503
+
+    def __init__(self, *, url: str, attempts: int, reason: str) -> None:
+        super().__init__(
+            f"Could not reach the env server at {url} after {attempts} attempt(s): {reason}. Check that "
+            "`envhub serve` is running there (GET /health answers), or raise the client's retry limit.",
+            url=url,
+            attempts=attempts,
+            reason=reason,
+        )
+
+
+class ProtocolError(ClientError):
+    """The reply is not an envhub response (another service on that port, a proxy's error page)."""
+
+    code = "PROTOCOL_ERROR"
+    status_code = 502
+
+    def __init__(self, *, method: str, path: str, status: int, reason: str, body: str) -> None:
+        super().__init__(
+            f"{method} {path} got an HTTP {status} reply that is not an envhub response: {reason}. "
+            f"Check that base_url points at `envhub serve` (body starts: {body!r}).",
+            method=method,
+            path=path,
+            status=status,
+            reason=reason,
+            body=body,
+        )
+
+
+def _error_classes() -> dict[str, type[EnvhubError]]:
+    """Map each code to its most specific class (walks the tree, so new subclasses join)."""
+    found: dict[str, type[EnvhubError]] = {}
+    pending: list[type[EnvhubError]] = [EnvhubError]
+    while pending:
+        cls = pending.pop()
+        if cls.__module__ == __name__:
+            found[str(cls.code)] = cls
+        pending.extend(cls.__subclasses__())
+    # Abstract bases share a code with a concrete leaf; the leaf must win.
+    found["SESSION_NOT_FOUND"] = SessionNotFoundError
+    found["INTERNAL_ERROR"] = InternalServerError
+    found["METHOD_NOT_ALLOWED"] = RouteNotFoundError
+    return found
+
+
+def error_from_wire(
+    code: str, message: str, detail: Mapping[str, Any] | None = None, *, status_code: int | None = None
+) -> EnvhubError:
+    """Rebuild the error a server sent as ``{code, message, detail}``.
+
+    The server's message is kept verbatim (it was already built from the fields) and ``detail``
+    becomes the instance's ``detail``; an unknown code gives a plain :class:`EnvhubError` with
+    ``code`` set, so a newer server never breaks an older client.
+
+    Args:
+        code: the body's ``code``.
+        message: the body's ``message``.
+        detail: the body's ``detail``.
+        status_code: the HTTP status, kept on the instance when given.
+
+    Returns:
+        An instance of the class registered for ``code``.
+    """
+    cls = _error_classes().get(code, EnvhubError)
+    error = cls.__new__(cls)
+    EnvhubError.__init__(error, message, **dict(detail or {}))
+    if cls is EnvhubError or cls is RouteNotFoundError:
+        error.code = code  # type: ignore[misc]
+    if status_code is not None:
+        error.status_code = status_code  # type: ignore[misc]
+    for key in ("session_id", "retry_after_s", "task_id", "env_id"):
+        if key in error.detail:
+            setattr(error, key, error.detail[key])
+    return error

@@ -18,13 +18,37 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import Base64Bytes, BaseModel, ConfigDict, Field, computed_field
+import base64
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, computed_field, model_validator
 
 __all__ = ["Group", "Step", "StepBatch", "Trajectory", "canonical_anchor"]
 
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_computed(cls, data: Any) -> Any:
+        # Derived fields (episode_return, length, ...) are written by model_dump; accept them back.
+        if isinstance(data, dict):
+            computed = cls.model_computed_fields
+            return {k: v for k, v in data.items() if k not in computed}
+        return data
+
+
+def _decode_base64(value: Any) -> Any:
+    return base64.b64decode(value, validate=True) if isinstance(value, str) else value
+
+
+#: Raw bytes in Python, base64 text in JSON.
+Base64Png = Annotated[
+    bytes,
+    BeforeValidator(_decode_base64),
+    PlainSerializer(lambda b: base64.b64encode(b).decode("ascii"), return_type=str, when_used="json"),
+]
 
 
 class Step(_Record):
@@ -47,7 +71,7 @@ class Step(_Record):
     terminated: bool = False
     truncated: bool = False
     info: dict[str, Any] = Field(default_factory=dict, description="A JSON-safe subset of the env's info.")
-    history_image: Base64Bytes | None = Field(default=None, description="PNG of the rendered history (AgentOCR).")
+    history_image: Base64Png | None = Field(default=None, description="PNG of the rendered history (AgentOCR).")
 
 
 class Trajectory(_Record):

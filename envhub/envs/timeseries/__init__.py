@@ -1,0 +1,1 @@
+"""Time-series reasoning: anomaly detection with tools (synthetic) and UCR classification."""

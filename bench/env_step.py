@@ -22,12 +22,12 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_result  # noqa: E402
+from _common import write_result
 
-import envhub  # noqa: E402
-from envhub.core.policy import RandomPolicy  # noqa: E402
-from envhub.core.registry import EnvSpec, load_entry_point  # noqa: E402
-from envhub.envs.catalog import CATALOG  # noqa: E402
+import envhub
+from envhub.core.policy import RandomPolicy
+from envhub.core.registry import EnvSpec, load_entry_point
+from envhub.envs.catalog import CATALOG
 
 
 def measure(spec: EnvSpec, steps: int, resets: int) -> dict[str, Any]:
@@ -66,8 +66,12 @@ def measure(spec: EnvSpec, steps: int, resets: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", action="append", help="env id or family (repeatable); default: all available")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--env", action="append", help="env id or family (repeatable); default: all available"
+    )
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--resets", type=int, default=200)
     args = parser.parse_args()
@@ -82,11 +86,26 @@ def main() -> None:
             steps, resets = min(steps, 200), min(resets, 10)
         rows.append(measure(spec, steps, resets))
     table = Table(title="env step/reset rates (one process, median over calls)")
-    for column in ("env", "steps/s (1/p50)", "steps/s (mean)", "step p50 ms", "step p95 ms", "resets/s", "reset p50 ms"):
+    for column in (
+        "env",
+        "steps/s (1/p50)",
+        "steps/s (mean)",
+        "step p50 ms",
+        "step p95 ms",
+        "resets/s",
+        "reset p50 ms",
+    ):
         table.add_column(column, justify="left" if column == "env" else "right")
     for r in rows:
-        table.add_row(r["env"], f"{r['steps_per_s']:,.0f}", f"{r['steps_per_s_mean']:,.0f}", f"{r['step_p50_ms']:.3f}", f"{r['step_p95_ms']:.3f}",
-                      f"{r['resets_per_s']:,.1f}", f"{r['reset_p50_ms']:.2f}")
+        table.add_row(
+            r["env"],
+            f"{r['steps_per_s']:,.0f}",
+            f"{r['steps_per_s_mean']:,.0f}",
+            f"{r['step_p50_ms']:.3f}",
+            f"{r['step_p95_ms']:.3f}",
+            f"{r['resets_per_s']:,.1f}",
+            f"{r['reset_p50_ms']:.2f}",
+        )
     Console(width=120).print(table)
     path = write_result("env_step", vars(args), rows)
     print(f"wrote {path}")

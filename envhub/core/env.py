@@ -72,7 +72,7 @@ class AgentEnv(gymnasium.Env[str, str]):
     Subclasses set ``family``, ``splits`` and ``default_split`` and implement the hooks.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012  (gymnasium declares it per instance)
     family: ClassVar[str] = "base"
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
     default_split: ClassVar[str] = "train"
@@ -80,7 +80,8 @@ class AgentEnv(gymnasium.Env[str, str]):
     def __init__(self, *, render_mode: str | None = None, max_observation_chars: int = 1 << 20) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigurationError(
-                f"render_mode={render_mode!r} is not supported; use one of {self.metadata['render_modes']} or None.",
+                f"render_mode={render_mode!r} is not supported; "
+                f"use one of {self.metadata['render_modes']} or None.",
                 render_mode=render_mode,
             )
         self.render_mode = render_mode
@@ -139,7 +140,9 @@ class AgentEnv(gymnasium.Env[str, str]):
         """Whether ``task_id`` belongs to any split. Families may override with a faster test."""
         return any(task_id in self._task_ids(split) for split in self.splits)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         """Start an episode.
 
         Args:
@@ -158,13 +161,18 @@ class AgentEnv(gymnasium.Env[str, str]):
         if task_id is None:
             ids = self.task_ids(options.get("split"))
             if len(ids) == 0:
-                raise ConfigurationError(f"{type(self).__name__} has no tasks in that split.", split=options.get("split"))
+                raise ConfigurationError(
+                    f"{type(self).__name__} has no tasks in that split.", split=options.get("split")
+                )
             task_id = ids[int(self.np_random.integers(len(ids)))]
         task_id = str(task_id)
         if not self.has_task(task_id):
             examples = self._task_ids(self.default_split)
             raise UnknownTaskError(
-                task_id, env=type(self).__name__, splits=self.splits, examples=examples[: min(3, len(examples))]
+                task_id,
+                env=type(self).__name__,
+                splits=self.splits,
+                examples=examples[: min(3, len(examples))],
             )
         self._task_id = task_id
         self._steps = 0
@@ -189,13 +197,21 @@ class AgentEnv(gymnasium.Env[str, str]):
             # Defined behaviour after the end: repeat the final state, score nothing, say why.
             final = self._last
             info = self._info(final)
-            info.update(is_action_valid=False, error="The episode has ended; call reset() to start a new one.")
+            info.update(
+                is_action_valid=False, error="The episode has ended; call reset() to start a new one."
+            )
             return final.observation, 0.0, True, False, info
         outcome = self._step(_as_text(action))
         self._steps += 1
         self._last = outcome
         self._done = outcome.terminated
-        return outcome.observation, float(outcome.reward), bool(outcome.terminated), False, self._info(outcome)
+        return (
+            outcome.observation,
+            float(outcome.reward),
+            bool(outcome.terminated),
+            False,
+            self._info(outcome),
+        )
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, the task id, step count and last observation as text."""
@@ -218,7 +234,9 @@ class AgentEnv(gymnasium.Env[str, str]):
         info: dict[str, Any] = dict(outcome.extra)
         info.update(
             anchor=outcome.observation if outcome.anchor is None else outcome.anchor,
-            admissible_actions=None if outcome.admissible_actions is None else list(outcome.admissible_actions),
+            admissible_actions=None
+            if outcome.admissible_actions is None
+            else list(outcome.admissible_actions),
             won=bool(outcome.won),
             task_id=self._task_id,
             task_score=float(outcome.won) if outcome.task_score is None else float(outcome.task_score),

@@ -12,16 +12,22 @@ The first three are strict pydantic models (they travel as JSON over HTTP and Re
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from numpy.typing import NDArray
-import base64
-from typing import Annotated
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, computed_field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    computed_field,
+    model_validator,
+)
 
 __all__ = ["Group", "Step", "StepBatch", "Trajectory", "canonical_anchor"]
 
@@ -60,18 +66,24 @@ class Step(_Record):
     agent_id: str = Field(default="0", description="Which agent acted (multi-agent grouping, Dr. MAS).")
     anchor: str = Field(description="History-free canonical state string the action was taken in.")
     observation: str = Field(default="", description="The text observation the action was taken in.")
-    prompt_messages: list[dict[str, Any]] | None = Field(default=None, description="Chat messages sent to the policy.")
+    prompt_messages: list[dict[str, Any]] | None = Field(
+        default=None, description="Chat messages sent to the policy."
+    )
     prompt_token_ids: list[int] | None = Field(default=None, description="Token ids of the prompt.")
     response_text: str = Field(default="", description="The policy's raw text output.")
     response_token_ids: list[int] | None = Field(default=None, description="Token ids of the response.")
-    response_logprobs: list[float] | None = Field(default=None, description="Sampling logprobs of the response.")
+    response_logprobs: list[float] | None = Field(
+        default=None, description="Sampling logprobs of the response."
+    )
     action: str = Field(description="The action sent to the env (after projection).")
     is_action_valid: bool = Field(default=True, description="Projection/env validity flag.")
     reward: float = Field(description="The env reward returned by this step.")
     terminated: bool = False
     truncated: bool = False
     info: dict[str, Any] = Field(default_factory=dict, description="A JSON-safe subset of the env's info.")
-    history_image: Base64Png | None = Field(default=None, description="PNG of the rendered history (AgentOCR).")
+    history_image: Base64Png | None = Field(
+        default=None, description="PNG of the rendered history (AgentOCR)."
+    )
 
 
 class Trajectory(_Record):

@@ -57,7 +57,9 @@ class EnvSpec:
             check: Callable[[], DataStatus] = load_entry_point(self.data_status)
             return check()
         except ImportError as exc:
-            return DataStatus(available=False, source="-", how_to_get=f"missing dependency: {exc.name or exc}")
+            return DataStatus(
+                available=False, source="-", how_to_get=f"missing dependency: {exc.name or exc}"
+            )
 
 
 def load_entry_point(entry_point: str) -> Any:

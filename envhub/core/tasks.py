@@ -16,10 +16,10 @@ class NumberedTaskIds(Sequence[str]):
 
     def __init__(self, prefix: str, count: int) -> None:
         self.prefix = prefix
-        self.count = count
+        self.size = count
 
     def __len__(self) -> int:
-        return self.count
+        return self.size
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -27,11 +27,11 @@ class NumberedTaskIds(Sequence[str]):
     def __getitem__(self, index: slice) -> list[str]: ...
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
-            return [f"{self.prefix}-{i}" for i in range(self.count)[index]]
-        return f"{self.prefix}-{range(self.count)[index]}"
+            return [f"{self.prefix}-{i}" for i in range(self.size)[index]]
+        return f"{self.prefix}-{range(self.size)[index]}"
 
     def __iter__(self) -> Iterator[str]:
-        return (f"{self.prefix}-{i}" for i in range(self.count))
+        return (f"{self.prefix}-{i}" for i in range(self.size))
 
     def __contains__(self, task_id: object) -> bool:
         return self.index_of(task_id) is not None
@@ -44,7 +44,7 @@ class NumberedTaskIds(Sequence[str]):
         if prefix != self.prefix or not number.isdigit() or str(int(number)) != number:
             return None
         index = int(number)
-        return index if index < self.count else None
+        return index if index < self.size else None
 
     def __repr__(self) -> str:
-        return f"NumberedTaskIds({self.prefix!r}, {self.count})"
+        return f"NumberedTaskIds({self.prefix!r}, {self.size})"

@@ -41,7 +41,9 @@ def run_episode(
     observation, info = env.reset(seed=seed, options=options)
     policy.reset(observation, info)
     uid = uid or str(uuid.uuid4())
-    traj = Trajectory(uid=uid, traj_id=traj_id or str(uuid.uuid4()), env_id=env_id, task_id=str(info["task_id"]))
+    traj = Trajectory(
+        uid=uid, traj_id=traj_id or str(uuid.uuid4()), env_id=env_id, task_id=str(info["task_id"])
+    )
     done = False
     while not done:
         action = policy.act(observation, info)

@@ -23,7 +23,9 @@ def test_every_error_derives_from_the_root_and_each_leaf_has_a_unique_code() -> 
 
 
 def test_data_not_found_names_the_variable_and_the_fix() -> None:
-    err = DataNotFoundError("ALFWorld games", path="/nowhere", env_var="ALFWORLD_DATA", how_to_get="alfworld-download")
+    err = DataNotFoundError(
+        "ALFWorld games", path="/nowhere", env_var="ALFWORLD_DATA", how_to_get="alfworld-download"
+    )
     assert "ALFWORLD_DATA" in str(err) and "alfworld-download" in str(err) and "/nowhere" in str(err)
     assert err.to_dict() == {
         "code": "DATA_NOT_FOUND",

@@ -115,7 +115,9 @@ def test_list_envs_reports_every_catalogue_entry() -> None:
     rows = {row.id: row for row in envhub.list_envs()}
     assert set(rows) == {s.id for s in CATALOG}
     for row in rows.values():
-        assert row.data_available or row.how_to_get, f"{row.id} is unavailable but says nothing about how to get data"
+        assert row.data_available or row.how_to_get, (
+            f"{row.id} is unavailable but says nothing about how to get data"
+        )
 
 
 def test_make_accepts_short_names_family_names_and_entry_points() -> None:

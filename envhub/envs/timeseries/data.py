@@ -37,7 +37,8 @@ __all__ = [
 UCR_ENV_VAR = "ENVHUB_UCR_DATA"
 DEFAULT_UCR_NAME = "GunPoint"
 _HOW_TO_GET = (
-    f"download a UCR dataset (e.g. GunPoint_TRAIN.ts/GunPoint_TEST.ts) and set {UCR_ENV_VAR} to its directory, "
+    "download a UCR dataset (e.g. GunPoint_TRAIN.ts/GunPoint_TEST.ts) and set "
+    f"{UCR_ENV_VAR} to its directory, "
     "or `pip install aeon`, which bundles a few UCR datasets"
 )
 
@@ -76,7 +77,9 @@ def read_ts(path: Path) -> tuple[list[NDArray[np.float64]], list[str]]:
         if not in_data:
             continue
         values, _, label = line.rpartition(":")
-        series.append(np.array([float(v) if v != "?" else np.nan for v in values.split(",")], dtype=np.float64))
+        series.append(
+            np.array([float(v) if v != "?" else np.nan for v in values.split(",")], dtype=np.float64)
+        )
         labels.append(label.strip())
     return series, labels
 
@@ -89,13 +92,15 @@ def read_tsv(path: Path) -> tuple[list[NDArray[np.float64]], list[str]]:
         if len(cells) < 2:
             continue
         labels.append(cells[0].strip())
-        series.append(np.array([float(v) if v.lower() != "nan" else np.nan for v in cells[1:]], dtype=np.float64))
+        series.append(
+            np.array([float(v) if v.lower() != "nan" else np.nan for v in cells[1:]], dtype=np.float64)
+        )
     return series, labels
 
 
 def _aeon_dir() -> Path | None:
     try:
-        import aeon  # noqa: PLC0415  (optional dependency)
+        import aeon
     except ImportError:
         return None
     return Path(aeon.__file__).parent / "datasets" / "data"

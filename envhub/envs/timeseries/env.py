@@ -112,7 +112,10 @@ class TimeSeriesEnv(AgentEnv):
         super().__init__(render_mode=render_mode)
         if train_size < 1:
             raise ConfigurationError(f"train_size must be >= 1, got {train_size}.", train_size=train_size)
-        self._ids = {"train": NumberedTaskIds("train", train_size), "test": NumberedTaskIds("test", TEST_SIZE)}
+        self._ids = {
+            "train": NumberedTaskIds("train", train_size),
+            "test": NumberedTaskIds("test", TEST_SIZE),
+        }
         self._images = images
         self._tolerance = tolerance
         self._series: Series | None = None
@@ -163,8 +166,15 @@ class TimeSeriesEnv(AgentEnv):
             )
             verdict = "correct" if score.won else "incorrect"
             text = f"Answer received ({verdict}): score {score.reward:.3f}."
-            return Outcome(text, anchor=text, reward=score.reward, terminated=True, won=score.won,
-                           task_score=score.reward, extra=extra)
+            return Outcome(
+                text,
+                anchor=text,
+                reward=score.reward,
+                terminated=True,
+                won=score.won,
+                task_score=score.reward,
+                extra=extra,
+            )
         result = run_tool(parsed.name, x, parsed.start, parsed.end)
         self._anchor = result
         extra["tool"] = parsed.name

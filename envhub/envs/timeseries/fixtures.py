@@ -40,9 +40,15 @@ def write_ucr_dataset(
                 rows.append((str(label), values))
         lines = []
         if fmt == "ts":
-            lines += [f"@problemName {name}", "@timeStamps false", "@univariate true", "@equalLength true",
-                      "@seriesLength 200", f"@classLabel true {' '.join(str(i) for i in range(len(FIXTURE_CLASSES)))}",
-                      "@data"]
+            lines += [
+                f"@problemName {name}",
+                "@timeStamps false",
+                "@univariate true",
+                "@equalLength true",
+                "@seriesLength 200",
+                f"@classLabel true {' '.join(str(i) for i in range(len(FIXTURE_CLASSES)))}",
+                "@data",
+            ]
             lines += [",".join(f"{v:.6g}" for v in values) + f":{label}" for label, values in rows]
         else:
             lines += [label + "\t" + "\t".join(f"{v:.6g}" for v in values) for label, values in rows]

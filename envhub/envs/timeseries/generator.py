@@ -184,7 +184,7 @@ def _variance_change(x: NDArray[np.float64], rng: np.random.Generator, c: _Conte
 
 def _shapelet(x: NDArray[np.float64], rng: np.random.Generator, c: _Context) -> tuple[int, int]:
     # One or two cycles replaced by another waveform of comparable amplitude.
-    width = int(round(c.period * float(rng.choice([1.0, 2.0]))))
+    width = round(c.period * float(rng.choice([1.0, 2.0])))
     s = _start(rng, len(x), width)
     span = slice(s, s + width)
     local = (c.t[span] - s) / c.period

@@ -126,7 +126,9 @@ def detect(x: NDArray[np.float64]) -> tuple[str, list[tuple[int, int]]]:
     t = np.arange(n, dtype=np.float64)
     detrended = x - smooth
     phase = np.round(t % period).astype(int) % period
-    template = np.array([np.median(detrended[phase == p]) if np.any(phase == p) else 0.0 for p in range(period)])
+    template = np.array(
+        [np.median(detrended[phase == p]) if np.any(phase == p) else 0.0 for p in range(period)]
+    )
     amplitude = float(np.ptp(template) / 2) or 1.0
     residual = detrended - template[phase]
     noise = _robust_std(residual)
@@ -140,7 +142,7 @@ def detect(x: NDArray[np.float64]) -> tuple[str, list[tuple[int, int]]]:
             return "shapelet", [loud]
         return "seasonality_change", [loud]
     exceed = np.flatnonzero(np.abs(residual) > 4 * noise)
-    if 0 < len(exceed) and exceed.max() - exceed.min() <= 5:
+    if len(exceed) > 0 and exceed.max() - exceed.min() <= 5:
         return "contextual_point", [(int(exceed.min()), int(exceed.max()) + 1)]
     # Level shift: two opposite jumps of the de-seasonalised level, one period apart.
     jump = np.zeros(n)

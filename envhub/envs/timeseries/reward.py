@@ -77,4 +77,6 @@ def score_answer(
     loc = interval_f1(intervals, true_intervals, length, tol)
     class_acc = float(kind == true_kind)
     reward = WEIGHTS["loc"] * loc + WEIGHTS["class"] * class_acc + WEIGHTS["format"] * 1.0
-    return Score(reward=reward, loc=loc, class_acc=class_acc, format=1.0, won=class_acc == 1.0 and loc >= WIN_LOC)
+    return Score(
+        reward=reward, loc=loc, class_acc=class_acc, format=1.0, won=class_acc == 1.0 and loc >= WIN_LOC
+    )

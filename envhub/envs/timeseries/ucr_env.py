@@ -61,7 +61,9 @@ class TimeSeriesUCREnv(AgentEnv):
     | ``images`` | True | PNG plot in ``info["images"]`` on reset |
 
     >>> import gymnasium, envhub  # doctest: +SKIP
-    >>> env = gymnasium.make("envhub/TimeSeriesUCR-v0", ucr_path="/data/ucr", dataset="GunPoint")  # doctest: +SKIP
+    >>> env = gymnasium.make(  # doctest: +SKIP
+    ...     "envhub/TimeSeriesUCR-v0", ucr_path="/data/ucr", dataset="GunPoint"
+    ... )
 
     ## Reference
     TimeMaster (RL on UCR "Computers"; reward 0.9 accuracy + 0.1 format); the UCR archive's
@@ -124,7 +126,10 @@ class TimeSeriesUCREnv(AgentEnv):
             if label not in self._classes:
                 return Outcome(
                     f"Invalid action: unknown label {label[:40]!r}; use one of {', '.join(self._classes)}.",
-                    anchor=self._anchor, is_action_valid=False, task_score=0.0, extra=extra,
+                    anchor=self._anchor,
+                    is_action_valid=False,
+                    task_score=0.0,
+                    extra=extra,
                 )
             won = label == self._label
             reward = 0.9 * float(won) + 0.1
@@ -134,8 +139,13 @@ class TimeSeriesUCREnv(AgentEnv):
         parsed = parse_action(action, len(self._x))
         if not isinstance(parsed, ToolCall):
             message = parsed.message if isinstance(parsed, Invalid) else "use answer[<label>] to answer."
-            return Outcome(f"Invalid action: {message}", anchor=self._anchor, is_action_valid=False,
-                           task_score=0.0, extra=extra)
+            return Outcome(
+                f"Invalid action: {message}",
+                anchor=self._anchor,
+                is_action_valid=False,
+                task_score=0.0,
+                extra=extra,
+            )
         result = run_tool(parsed.name, self._x, parsed.start, parsed.end)
         self._anchor = result
         return Outcome(result, task_score=0.0, extra=extra)

@@ -59,3 +59,16 @@ def test_classification_env_rewards_the_right_label(tmp_path: Path) -> None:
     assert terminated and info["true_label"] == "1" and info["won"] and reward == pytest.approx(1.0)
     env.reset(options={"task_id": "test-0"})
     assert env.step("answer[2]")[1] == pytest.approx(0.1)  # wrong label: format credit only
+
+
+def test_classification_env_passes_check_env_and_is_deterministic(tmp_path: Path) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    write_ucr_dataset(tmp_path, per_class=2)
+    check_env(TimeSeriesUCREnv(ucr_path=tmp_path, dataset="EnvhubSynthetic"), skip_render_check=True)
+    traces = []
+    for _ in range(2):
+        env = TimeSeriesUCREnv(ucr_path=tmp_path, dataset="EnvhubSynthetic")
+        obs, _ = env.reset(options={"task_id": "train-5"})
+        traces.append([obs, env.step("zscore[]")[0], env.step("answer[2]")[:3]])
+    assert traces[0] == traces[1]

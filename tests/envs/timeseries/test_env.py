@@ -58,7 +58,8 @@ def test_oracle_answer_wins_with_reward_one(env: gymnasium.Env) -> None:
 
 
 @pytest.mark.parametrize(
-    "action", ["", "x" * 200_000, "🙂" * 1000, "answer[", "stats[-3:5]", "stats[9:2]", "zoom[0:99999]", None, 3.5]
+    "action",
+    ["", "x" * 200_000, "🙂" * 1000, "answer[", "stats[-3:5]", "stats[9:2]", "zoom[0:99999]", None, 3.5],
 )
 def test_malformed_actions_never_raise_and_cost_a_step(env: gymnasium.Env, action: object) -> None:
     obs0, info0 = env.reset(options={"task_id": "test-2"})

@@ -23,7 +23,7 @@ def test_every_kind_is_generated_with_length_in_range(kind: str) -> None:
 def test_injected_interval_differs_measurably_and_only_there(kind: str) -> None:
     for seed in range(10):
         series = generate(np.random.default_rng(seed), kind)
-        (start, end), = series.intervals
+        ((start, end),) = series.intervals
         diff = np.abs(series.values - series.clean)
         outside = np.ones(len(diff), dtype=bool)
         outside[start:end] = False
@@ -35,11 +35,11 @@ def test_injected_interval_differs_measurably_and_only_there(kind: str) -> None:
 def test_global_point_is_outside_the_normal_range_and_contextual_point_inside() -> None:
     for seed in range(10):
         spike = generate(np.random.default_rng(seed), "global_point")
-        (s, e), = spike.intervals
+        ((s, e),) = spike.intervals
         z = np.abs(spike.values - spike.values.mean()) / spike.values.std()
         assert z[s:e].max() > 4.0
         ctx = generate(np.random.default_rng(seed), "contextual_point")
-        (s, e), = ctx.intervals
+        ((s, e),) = ctx.intervals
         assert ctx.clean.min() - ctx.noise * 4 <= ctx.values[s:e].min()
         assert ctx.values[s:e].max() <= ctx.clean.max() + ctx.noise * 4
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import envhub
 from envhub.envs.timeseries.policy import HeuristicPolicy, RandomToolPolicy
 from envhub.rollout import run_episode
-import envhub
 
 
 def _success(policy_cls: type, n: int) -> float:

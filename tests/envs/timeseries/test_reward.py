@@ -8,7 +8,9 @@ from envhub.envs.timeseries.reward import default_tolerance, interval_f1, score_
 
 
 def test_exact_answer_scores_one_and_wins() -> None:
-    score = score_answer("level_shift", [(100, 150)], true_kind="level_shift", true_intervals=[(100, 150)], length=300)
+    score = score_answer(
+        "level_shift", [(100, 150)], true_kind="level_shift", true_intervals=[(100, 150)], length=300
+    )
     assert score.reward == pytest.approx(1.0) and score.won
 
 
@@ -25,7 +27,9 @@ def test_right_class_without_interval_gets_class_and_format_only() -> None:
 
 def test_wrong_class_right_interval() -> None:
     # 0.7*1 + 0.2*0 + 0.1 = 0.8, not won (class wrong)
-    score = score_answer("trend_change", [(10, 40)], true_kind="shapelet", true_intervals=[(10, 40)], length=300)
+    score = score_answer(
+        "trend_change", [(10, 40)], true_kind="shapelet", true_intervals=[(10, 40)], length=300
+    )
     assert score.reward == pytest.approx(0.8) and not score.won
 
 
@@ -35,7 +39,9 @@ def test_half_overlap_by_hand() -> None:
     # recall: truth points within 10 of the prediction = [140, 200) -> 60 of 100 = 0.6
     # F1 = 2*0.4*0.6/(1.0) = 0.48; reward = 0.7*0.48 + 0.2 + 0.1 = 0.636; loc < 0.5 -> not won
     assert default_tolerance(1000) == 10
-    score = score_answer("level_shift", [(150, 300)], true_kind="level_shift", true_intervals=[(100, 200)], length=1000)
+    score = score_answer(
+        "level_shift", [(150, 300)], true_kind="level_shift", true_intervals=[(100, 200)], length=1000
+    )
     assert score.loc == pytest.approx(0.48)
     assert score.reward == pytest.approx(0.636)
     assert not score.won

@@ -47,6 +47,7 @@ class EnvSpec:
     data_status: str | None = None  # "module:function" -> DataStatus; None means always available
     demo_policy: str | None = None  # "module:Class", Class(seed) -> Policy: the demo's built-in policy
     baseline_policy: str = "envhub.core.policy:RandomPolicy"  # what the demo compares it with
+    demo_episodes: int | None = None  # cap on the demo's episodes for slow envs (browser, engines)
     kwargs: dict[str, Any] = field(default_factory=dict)
 
     def status(self) -> DataStatus:

@@ -80,6 +80,7 @@ def run_demo(*, episodes: int = 20, group_size: int = 2, env_ids: list[str] | No
         if not status.available:
             rows.append(DemoRow(spec.id, "-", 0, 0.0, 0.0, 0, 0.0, note=f"skipped: {status.how_to_get}"))
             continue
+        n = episodes if spec.demo_episodes is None else min(episodes, spec.demo_episodes)
         for policy_path in (spec.demo_policy, spec.baseline_policy):
-            rows.append(demo_env(spec, episodes=episodes, group_size=group_size, policy_path=policy_path))
+            rows.append(demo_env(spec, episodes=n, group_size=min(group_size, n), policy_path=policy_path))
     return rows

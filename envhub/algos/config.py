@@ -1,0 +1,244 @@
+"""Estimator settings as frozen dataclasses, with the reference defaults per environment.
+
+The class defaults are the reference trainers' config defaults; :func:`default_config` layers
+the per-environment values of the reference run scripts on top (verl-agent
+``examples/gigpo_trainer/run_*.sh`` and ``recipe/hgpo/run_*.sh``):
+
+=========  ==============  ==============  ======================================
+env        GiGPO mode      HGPO mode / K   other
+=========  ==============  ==============  ======================================
+alfworld   mean_std_norm   mean_std_norm/2 invalid penalty 0.1
+webshop    mean_norm       mean_norm/2     invalid penalty 0.1
+search     mean_std_norm   mean_std_norm/4 similarity grouping 0.9, penalty 0.01
+=========  ==============  ==============  ======================================
+
+HGPO was not run on search QA in the reference; its row uses search's memory window (4)
+and GiGPO's search settings. GRPO keeps std normalisation everywhere
+(``norm_adv_by_std_in_grpo`` defaults to true). Families without a reference run (tau,
+timeseries) use the class defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from envhub.algos.grouping import Mode, check_mode
+from envhub.core.errors import ConfigurationError
+
+__all__ = ["ENV_DEFAULTS", "AdvantageConfig", "GRPOConfig", "GiGPOConfig", "HGPOConfig", "default_config"]
+
+
+def _check_common(config: Any) -> None:
+    check_mode(config.mode)
+    if not (np.isfinite(config.epsilon) and config.epsilon > 0):
+        raise ConfigurationError(f"epsilon must be a small positive number, got {config.epsilon!r}.")
+    if not (np.isfinite(config.invalid_penalty) and config.invalid_penalty >= 0):
+        raise ConfigurationError(
+            f"invalid_penalty must be >= 0 (0 disables it), got {config.invalid_penalty!r}."
+        )
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    """GRPO settings.
+
+    Attributes:
+        mode: ``mean_std_norm`` (the reference's ``norm_adv_by_std_in_grpo=True``) or ``mean_norm``.
+        per_trajectory: one sample per trajectory instead of one per row.
+        invalid_penalty: subtracted from each invalid row's score.
+        group_by_agent: normalise within (uid, agent_id) (Dr. MAS).
+        epsilon: added to the std.
+    """
+
+    mode: Mode = "mean_std_norm"
+    per_trajectory: bool = False
+    invalid_penalty: float = 0.1
+    group_by_agent: bool = False
+    epsilon: float = 1e-6
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+
+
+@dataclass(frozen=True)
+class GiGPOConfig:
+    """GiGPO settings (reference config ``algorithm.gigpo``).
+
+    Attributes:
+        mode: ``mean_norm`` (config default) or ``mean_std_norm``.
+        gamma: discount of the step returns.
+        step_advantage_w: weight of the step-level term.
+        invalid_penalty: subtracted from each invalid row's score and step return.
+        enable_similarity: group text anchors by ``difflib`` similarity instead of equality.
+        similarity_thresh: the similarity threshold, in (0, 1).
+        per_trajectory: one episode-level sample per trajectory instead of one per row.
+        group_by_agent: key groups by (uid, agent_id) too (Dr. MAS).
+        epsilon: added to the std.
+    """
+
+    mode: Mode = "mean_norm"
+    gamma: float = 0.95
+    step_advantage_w: float = 1.0
+    invalid_penalty: float = 0.1
+    enable_similarity: bool = False
+    similarity_thresh: float = 0.95
+    per_trajectory: bool = False
+    group_by_agent: bool = False
+    epsilon: float = 1e-6
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        if not 0.0 < self.similarity_thresh < 1.0:
+            raise ConfigurationError(
+                f"similarity_thresh must lie strictly between 0 and 1, got {self.similarity_thresh!r}."
+            )
+
+
+@dataclass(frozen=True)
+class HGPOConfig:
+    """HGPO settings (reference config ``algorithm.hgpo``).
+
+    Attributes:
+        mode: ``mean_std_norm`` or ``mean_norm`` (population std at every level).
+        history_length: K, the deepest level; the reference ties it to the memory window.
+        length_weight_alpha: alpha in the level weight ``(l + 2) ** alpha``.
+        base_group: add the episode-level advantage as an item of weight 1.
+        gamma: discount of the step returns.
+        invalid_penalty: subtracted from each invalid row's step return and score.
+        group_by_agent: key groups by (uid, agent_id) too (Dr. MAS).
+        epsilon: added to the std and to the weight sum.
+    """
+
+    mode: Mode = "mean_std_norm"
+    history_length: int = 2
+    length_weight_alpha: float = 1.0
+    base_group: bool = False
+    gamma: float = 0.95
+    invalid_penalty: float = 0.1
+    group_by_agent: bool = False
+    epsilon: float = 1e-6
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        if (
+            isinstance(self.history_length, bool)
+            or not isinstance(self.history_length, int)
+            or (self.history_length < 0)
+        ):
+            raise ConfigurationError(f"history_length must be an integer >= 0, got {self.history_length!r}.")
+
+
+AdvantageConfig = GRPOConfig | GiGPOConfig | HGPOConfig
+
+#: Per-environment overrides of the class defaults, keyed by env family and algorithm.
+ENV_DEFAULTS: Mapping[str, Mapping[str, Mapping[str, Any]]] = {
+    "alfworld": {
+        "gigpo": {"mode": "mean_std_norm"},
+        "hgpo": {"mode": "mean_std_norm", "history_length": 2},
+    },
+    "webshop": {
+        "gigpo": {"mode": "mean_norm"},
+        "hgpo": {"mode": "mean_norm", "history_length": 2},
+    },
+    "search": {
+        "grpo": {"invalid_penalty": 0.01},
+        "gigpo": {
+            "mode": "mean_std_norm",
+            "enable_similarity": True,
+            "similarity_thresh": 0.9,
+            "invalid_penalty": 0.01,
+        },
+        "hgpo": {"mode": "mean_std_norm", "history_length": 4, "invalid_penalty": 0.01},
+    },
+    "tau": {},
+    "timeseries": {},
+}
+
+_CONFIG_TYPES: Mapping[str, type[GRPOConfig] | type[GiGPOConfig] | type[HGPOConfig]] = {
+    "grpo": GRPOConfig,
+    "gigpo": GiGPOConfig,
+    "hgpo": HGPOConfig,
+}
+_ENV_ALIASES: Mapping[str, str] = {
+    "searchqa": "search",
+    "taubench": "tau",
+    "timeseriesucr": "timeseries",
+}
+
+
+def default_config(algo: str, env: str | None = None, **overrides: Any) -> AdvantageConfig:
+    """The settings for ``algo``, with ``env``'s reference defaults and then ``overrides``.
+
+    Args:
+        algo: ``"grpo"``, ``"gigpo"`` or ``"hgpo"``.
+        env: an env family (``"alfworld"``) or id (``"envhub/ALFWorld-v0"``); None for the
+            algorithm's own defaults.
+        **overrides: field values that win over both.
+
+    Returns:
+        A frozen config dataclass.
+
+    Raises:
+        ConfigurationError: unknown algorithm, env or field, or an invalid value.
+    """
+    config_type = config_type_of(algo)
+    values: dict[str, Any] = {}
+    if env is not None:
+        values.update(ENV_DEFAULTS[env_family(env)].get(algo, {}))
+    values.update(overrides)
+    fields = {f.name for f in dataclasses.fields(config_type)}
+    unknown = sorted(set(values) - fields)
+    if unknown:
+        raise ConfigurationError(
+            f"{config_type.__name__} has no setting {', '.join(unknown)}; its settings are "
+            f"{', '.join(sorted(fields))}.",
+            unknown=unknown,
+        )
+    return config_type(**values)
+
+
+def config_type_of(algo: str) -> type[GRPOConfig] | type[GiGPOConfig] | type[HGPOConfig]:
+    """The config dataclass of an algorithm name.
+
+    Raises:
+        ConfigurationError: an unknown algorithm.
+    """
+    try:
+        return _CONFIG_TYPES[algo.lower()]
+    except KeyError:
+        raise ConfigurationError(
+            f"Unknown advantage estimator {algo!r}; choose one of {', '.join(_CONFIG_TYPES)}.",
+            algo=algo,
+        ) from None
+
+
+def env_family(env: str) -> str:
+    """The family key of an env name or id: ``"envhub/ALFWorld-v0"`` -> ``"alfworld"``.
+
+    A registered id resolves through the env catalogue's ``family``; anything else is
+    read as a family name (case, ``envhub/`` prefix, ``-vN`` suffix and dashes ignored).
+
+    Raises:
+        ConfigurationError: no reference defaults are known for that env.
+    """
+    # Imported here: the catalogue is only needed when an env is named.
+    from envhub.envs.catalog import CATALOG
+
+    families = {spec.id: spec.family for spec in CATALOG}
+    raw = families.get(env.strip(), env)
+    name = re.sub(r"-v\d+$", "", raw.strip().lower().removeprefix("envhub/"))
+    name = re.sub(r"[-_ ]", "", name)
+    name = _ENV_ALIASES.get(name, name)
+    if name not in ENV_DEFAULTS:
+        raise ConfigurationError(
+            f"No advantage defaults for env {env!r}; known families: {', '.join(ENV_DEFAULTS)}. "
+            "Pass env=None and set the fields yourself.",
+            env=env,
+        )
+    return name

@@ -5,6 +5,7 @@ Sub-commands register here; each one is a thin shell over a function in its laye
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -37,6 +38,85 @@ def alfworld_generate_command(
     for game in games:
         table.add_row(game.task_id, str(len(game.walkthrough)))
     Console(width=160).print(table)
+
+
+search_data_app = typer.Typer(
+    help="Search-QA: envhub's fictional-world corpus and questions.", no_args_is_help=True
+)
+data_app.add_typer(search_data_app, name="search")
+
+
+@search_data_app.command("generate")
+def search_generate_command(
+    out: Annotated[str, typer.Option(help="Directory to write (then set ENVHUB_SEARCH_DATA_DIR to it).")],
+    passages: Annotated[int, typer.Option(help="Corpus size in passages.")] = 10_000,
+    train: Annotated[int, typer.Option(help="Train questions.")] = 2_000,
+    test: Annotated[int, typer.Option(help="Test questions.")] = 500,
+    seed: Annotated[int, typer.Option(help="Generator seed; the same arguments give identical files.")] = 0,
+    parquet: Annotated[bool, typer.Option(help="Also write Search-R1 processed parquet rows.")] = True,
+) -> None:
+    """Generate a Search-QA dataset: corpus.jsonl (Search-R1 format) plus train/test questions."""
+    from pathlib import Path
+
+    from envhub.envs.search.fixtures import write_world
+
+    counts = write_world(
+        Path(out), n_passages=passages, n_train=train, n_test=test, seed=seed, parquet=parquet
+    )
+    Console().print(
+        f"wrote {counts['passages']} passages, {counts['train']} train and {counts['test']} test "
+        f"questions to {out}"
+    )
+
+
+@app.command("serve-retriever")
+def serve_retriever_command(
+    corpus: Annotated[
+        str | None, typer.Option(help="Search-R1 corpus jsonl; default: the embedded corpus.")
+    ] = None,
+    index: Annotated[str | None, typer.Option(help="Index directory (built there on first use).")] = None,
+    retriever: Annotated[str, typer.Option(help="bm25 | dense.")] = "bm25",
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (Search-R1 clients default to 8000).")] = 8000,
+    topk: Annotated[int, typer.Option(help="Passages per query when a request gives no topk.")] = 3,
+) -> None:
+    """Serve Search-R1's POST /retrieve (batch), /health and /metrics over a local corpus."""
+    from pathlib import Path
+
+    from envhub.envs.search.data import EMBEDDED_DATA_DIR
+    from envhub.envs.search.retrieval import make_retriever
+    from envhub.envs.search.service import serve
+
+    corpus_path = Path(corpus) if corpus else EMBEDDED_DATA_DIR / "corpus.jsonl"
+    index_dir = Path(index) if index else None
+    serve(
+        lambda: make_retriever(retriever, corpus_path=corpus_path, index_dir=index_dir),
+        host=host,
+        port=port,
+        default_topk=topk,
+    )
+
+
+@app.command("serve-shop")
+def serve_shop_command(
+    data_dir: Annotated[
+        str | None, typer.Option(help="WebShop data directory; default: WEBSHOP_DATA or the embedded shop.")
+    ] = None,
+    human_goals: Annotated[bool, typer.Option(help="Human instructions instead of synthetic ones.")] = False,
+    seed: Annotated[int, typer.Option(help="Prices, price limits and goal shuffle seed (WebShop: 233).")] = 233,
+    show_attrs: Annotated[bool, typer.Option(help="Offer the item's Attributes sub-page.")] = False,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (WebShop used 3000).")] = 3000,
+) -> None:
+    """Serve the WebShop site alone, to shop in a browser: open http://HOST:PORT/fixed_N for goal N."""
+    import uvicorn
+
+    from envhub.envs.webshop.data import load_shop_data
+    from envhub.envs.webshop.site import create_shop_app
+
+    shop = load_shop_data(data_dir, human_goals=human_goals, seed=seed)
+    Console().print(f"WebShop: {len(shop.goals)} goals; open http://{host}:{port}/fixed_0")
+    uvicorn.run(create_shop_app(shop, show_attrs=show_attrs), host=host, port=port, log_level="info")
 
 
 @app.command("list")
@@ -80,6 +160,87 @@ def demo_command(
             f"{row.steps_per_s:,.0f}",
         )
     Console(width=140).print(table)
+
+
+@app.command("serve")
+def serve_command(
+    env_id: Annotated[
+        str | None, typer.Argument(help="Registered id, family name, or module:Class [ENVHUB_ENV_ID].")
+    ] = None,
+    host: Annotated[str | None, typer.Option(help="Interface to bind [ENVHUB_HOST, 127.0.0.1].")] = None,
+    port: Annotated[int | None, typer.Option(help="TCP port [ENVHUB_PORT, 8000].")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes hosting envs [ENVHUB_WORKERS, 2].")
+    ] = None,
+    max_sessions: Annotated[
+        int | None, typer.Option(help="Session capacity [ENVHUB_MAX_SESSIONS, 4096].")
+    ] = None,
+    session_ttl: Annotated[
+        float | None, typer.Option(help="Idle seconds before a session is reaped.")
+    ] = None,
+    step_timeout: Annotated[float | None, typer.Option(help="Seconds a step may take before 504.")] = None,
+    token: Annotated[
+        str | None, typer.Option(help="Require 'Authorization: Bearer <token>' [ENVHUB_TOKEN].")
+    ] = None,
+) -> None:
+    """Serve an env over HTTP: sessions, groups, batch steps and the OpenEnv-compatible API."""
+    import uvicorn
+
+    from envhub.server import ServerSettings, create_app
+
+    flags = {
+        "env_id": env_id,
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "max_sessions": max_sessions,
+        "session_ttl": session_ttl,
+        "step_timeout": step_timeout,
+        "token": token,
+    }
+    # Flags override ENVHUB_* variables; unset flags leave the environment's value in place.
+    settings = ServerSettings(**{k: v for k, v in flags.items() if v is not None})
+    # No access log: one line per step costs more than the step itself; /metrics counts requests.
+    uvicorn.run(
+        create_app(settings), host=settings.host, port=settings.port, log_level="info", access_log=False
+    )
+
+
+_HISTORY_PNG = Path("history.png")
+
+
+@app.command("render-history")
+def render_history_command(
+    file: Annotated[
+        Path, typer.Argument(help="JSONL of steps (observation, action), trajectories or lines.")
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the PNG.")] = _HISTORY_PNG,
+    style: Annotated[
+        str, typer.Option(help="alfworld (font 10, 392 px) or search (12, 560 px).")
+    ] = "alfworld",
+    window: Annotated[int | None, typer.Option(help="Only the last N steps (default: all).")] = None,
+    compression: Annotated[float, typer.Option(help="Self-compression factor c in [1, 5].")] = 1.0,
+    highlight: Annotated[bool, typer.Option(help="Colour the [Observation]/[Action] markers.")] = True,
+) -> None:
+    """Render a recorded history as an AgentOCR image and print its token accounting."""
+    from envhub.core.errors import ConfigurationError
+    from envhub.render import HistoryRenderer, RenderConfig, estimate_text_tokens
+    from envhub.render.history_file import history_lines_from_jsonl
+
+    presets = {"alfworld": (RenderConfig.alfworld, "ocr"), "search": (RenderConfig.search, "ocr-search")}
+    if style not in presets:
+        raise ConfigurationError(f"--style must be one of {sorted(presets)}; got {style!r}.")
+    make_config, memory_style = presets[style]
+    lines = history_lines_from_jsonl(file, style=memory_style, window=window)
+    rendered = HistoryRenderer(make_config(highlight=highlight)).render(lines, compression=compression)
+    output.write_bytes(rendered.png())
+    width, height = rendered.size
+    text_tokens = estimate_text_tokens("\n".join(lines))
+    Console().print(
+        f"wrote {output}: {width}x{height} px, {rendered.segments} steps, {rendered.lines} lines"
+        f"{' (cut at max height)' if rendered.truncated else ''}; "
+        f"{rendered.vision_tokens()} vision tokens vs ~{text_tokens} text tokens (pre-token estimate)"
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ how to fix the problem::
     │   └── UnknownTaskError        task id not in the env's task list   (404 UNKNOWN_TASK)
     ├── DataNotFoundError           a dataset path is missing            (503 DATA_NOT_FOUND)
     ├── DependencyMissingError      an optional extra is not installed   (503 DEPENDENCY_MISSING)
+    ├── RetrieverUnavailableError   a search retriever service failed    (502 RETRIEVER_UNAVAILABLE)
+    ├── UserSimulatorError          an LLM user simulator's endpoint failed (502 USER_SIMULATOR_FAILED)
     ├── ResetNeededError            step() before reset()                (409 RESET_NEEDED)
     └── ServerError                 raised by the env server, rebuilt by the client
         ├── SessionError            something is wrong with one session
@@ -54,6 +56,7 @@ __all__ = [
     "ProtocolError",
     "RequestValidationError",
     "ResetNeededError",
+    "RetrieverUnavailableError",
     "RouteNotFoundError",
     "ServerError",
     "ServerUnreachableError",
@@ -65,6 +68,7 @@ __all__ = [
     "UnauthorizedError",
     "UnknownEnvError",
     "UnknownTaskError",
+    "UserSimulatorError",
     "error_from_wire",
 ]
 
@@ -98,6 +102,8 @@ class ErrorCode(StrEnum):
     CLIENT_ERROR = "CLIENT_ERROR"
     SERVER_UNREACHABLE = "SERVER_UNREACHABLE"
     PROTOCOL_ERROR = "PROTOCOL_ERROR"
+    RETRIEVER_UNAVAILABLE = "RETRIEVER_UNAVAILABLE"
+    USER_SIMULATOR_FAILED = "USER_SIMULATOR_FAILED"
 
 
 class EnvhubError(Exception):
@@ -194,6 +200,37 @@ class DependencyMissingError(EnvhubError):
             f"This feature needs the {package!r} package. Install it with: pip install 'envhub[{extra}]'",
             package=package,
             extra=extra,
+        )
+
+
+class RetrieverUnavailableError(EnvhubError):
+    """A remote search retriever (Search-R1's ``POST /retrieve``) could not answer."""
+
+    code = "RETRIEVER_UNAVAILABLE"
+    status_code = 502
+
+    def __init__(self, url: str, *, reason: str, attempts: int = 1) -> None:
+        super().__init__(
+            f"The retriever at {url} did not answer ({reason}) after {attempts} attempt(s). Check that it "
+            "runs (`envhub serve-retriever --corpus ...` starts one) and that the URL ends in /retrieve.",
+            url=url,
+            reason=reason,
+            attempts=attempts,
+        )
+
+
+class UserSimulatorError(EnvhubError):
+    """An LLM user simulator (an OpenAI-compatible endpoint) gave no usable reply."""
+
+    code = "USER_SIMULATOR_FAILED"
+    status_code = 502
+
+    def __init__(self, url: str, *, reason: str) -> None:
+        super().__init__(
+            f"The user simulator at {url} gave no usable reply ({reason}). Check that the OpenAI-compatible "
+            "server runs and serves the configured model, or use the offline rule-based user (user='rule').",
+            url=url,
+            reason=reason,
         )
 
 

@@ -1,0 +1,191 @@
+"""``create_app(settings)``: the env server as a FastAPI app.
+
+The app's resources (worker pool, session manager, metrics) are created in the lifespan and
+live on ``app.state``; nothing is created at import time. Routers are composed here, one per
+resource (see :mod:`envhub.server.routes` and :mod:`envhub.server.openenv`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import envhub
+from envhub.core.errors import PayloadTooLargeError, UnknownEnvError
+from envhub.server.errors import install_error_handler
+from envhub.server.fastpath import HotPath
+from envhub.server.metrics import ServerMetrics
+from envhub.server.openenv import router as openenv_router
+from envhub.server.routes import batch_router, groups_router, ops_router, sessions_router, tasks_router
+from envhub.server.sessions import SessionManager
+from envhub.server.settings import ServerSettings
+from envhub.server.workers import WorkerPool
+
+__all__ = ["BodyLimit", "EnvServerApp", "create_app"]
+
+
+def check_env_id(env_id: str) -> None:
+    """Fail at startup, not at the first session, when ``env_id`` names nothing.
+
+    Raises:
+        UnknownEnvError: neither a catalogue id/family nor an importable ``module:Class``.
+    """
+    from envhub.core.registry import load_entry_point
+    from envhub.envs.catalog import CATALOG
+    from envhub.envs.registry import get_spec
+
+    if ":" in env_id and "/" not in env_id.partition(":")[0]:
+        try:
+            load_entry_point(env_id)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise UnknownEnvError(env_id, [s.id for s in CATALOG]) from exc
+        return
+    get_spec(env_id)
+
+
+class BodyLimit:
+    """ASGI middleware: answer 413 ``PAYLOAD_TOO_LARGE`` for bodies over ``limit`` bytes.
+
+    A declared ``Content-Length`` is checked before reading anything; a chunked body is read
+    up to the limit and then replayed to the app.
+    """
+
+    def __init__(self, app: ASGIApp, *, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = None
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                length = int(value) if value.isdigit() else None
+                break
+        else:
+            if scope["method"] in ("GET", "HEAD", "DELETE", "OPTIONS"):
+                await self.app(scope, receive, send)
+                return
+        if length is not None:
+            if length > self.limit:
+                await self._refuse(scope, receive, send, length)
+                return
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.limit:
+                await self._refuse(scope, receive, send, None)
+                return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: int | None) -> None:
+        error = PayloadTooLargeError(size=size, limit=self.limit)
+        app = scope.get("app")
+        metrics = getattr(getattr(app, "state", None), "metrics", None)
+        if metrics is not None:
+            metrics.count_error(error.code)
+        await JSONResponse(error.to_dict(), status_code=413)(scope, receive, send)
+
+
+class EnvServerApp(FastAPI):
+    """The FastAPI app with the hot path (:mod:`envhub.server.fastpath`) checked first.
+
+    Step requests skip the middleware stack and routing; everything else is plain FastAPI.
+    """
+
+    hot_path: HotPath | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.hot_path is not None and scope["type"] == "http":
+            scope["app"] = self
+            if await self.hot_path.try_handle(scope, receive, send):
+                return
+        await super().__call__(scope, receive, send)
+
+
+def create_app(settings: ServerSettings | None = None) -> FastAPI:
+    """Build the env server app.
+
+    Args:
+        settings: how to serve; defaults to ``ServerSettings()`` (``ENVHUB_*`` variables).
+
+    Returns:
+        The FastAPI app; its lifespan starts and stops the worker pool.
+
+    Raises:
+        UnknownEnvError: ``settings.env_id`` names no env.
+    """
+    settings = settings or ServerSettings()
+    check_env_id(settings.env_id)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        holder: dict[str, Any] = {}
+        metrics = ServerMetrics(
+            settings.env_id,
+            active_sessions=lambda: holder["manager"].active,
+            workers_alive=lambda: sum(s.alive for s in holder["manager"].pool.slots),
+        )
+        pool = WorkerPool(
+            env_id=settings.env_id,
+            size=settings.workers,
+            start_method=settings.start_method,
+            step_timeout_s=settings.step_timeout,
+            on_death=lambda index, generation, reason: holder["manager"].on_worker_death(
+                index, generation, reason
+            ),
+            on_restart=lambda index: metrics.worker_restarts.inc(),
+        )
+        manager = SessionManager(
+            pool=pool,
+            env_id=settings.env_id,
+            max_sessions=settings.max_sessions,
+            ttl_s=settings.session_ttl,
+            step_timeout_s=settings.step_timeout,
+            retry_after_s=settings.retry_after,
+            metrics=metrics,
+        )
+        holder["manager"] = manager
+        app.state.metrics, app.state.manager = metrics, manager
+        await manager.start()
+        try:
+            yield
+        finally:
+            await manager.stop()
+
+    app = EnvServerApp(
+        title=f"envhub env server: {settings.env_id}",
+        version=envhub.__version__,
+        description=(
+            "Stateful sessions, GRPO groups and batch steps over any envhub environment, plus an "
+            "OpenEnv-compatible surface (/reset, /step, /state, /schema, /metadata, WS /ws). Errors are "
+            "{code, message, detail}; send 'Authorization: Bearer <token>' when the server has a token."
+        ),
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    install_error_handler(app)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.hot_path = HotPath(app, max_body_bytes=settings.max_body_bytes)
+    for router in (ops_router, sessions_router, groups_router, batch_router, tasks_router, openenv_router):
+        app.include_router(router)
+    return app

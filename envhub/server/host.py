@@ -1,0 +1,336 @@
+"""What runs inside one worker process: many env sessions behind one pipe.
+
+The server sends a worker one message per request (or one per batch), each a list of
+operations; the worker runs them in order and answers with one list of results. Running in
+order is what serializes a session's steps, and answering a whole batch in one message is
+what makes ``/v1/batch/step`` cheap. Results that go straight to a client are rendered to
+JSON bytes here, in the worker, so the server process only concatenates bytes.
+
+An operation's result is ``(True, payload)`` or ``(False, {code, message, detail})``; an env
+exception never escapes, so one bad item never fails the rest of a batch.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import pickle
+import socket
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+from envhub.core.errors import (
+    ConfigurationError,
+    EnvhubError,
+    ExecutionError,
+    ResetNeededError,
+    SessionNotFoundError,
+)
+
+__all__ = ["EnvHost", "OpResult", "serve_worker"]
+
+#: ``(ok, payload)``: JSON bytes (or a small value) when ok, else an error dict.
+OpResult = tuple[bool, Any]
+
+#: Idempotency results kept per session (older request ids are forgotten first). A retry
+#: repeats one of the last few requests, and 2,000 sessions x 16 answers stays small.
+_REQUEST_MEMORY = 16
+
+#: A worker running a frame of many calls sends the answers ready so far at least this often.
+_ANSWER_EVERY_S = 0.002
+
+#: Operations whose first argument is a session id.
+_SESSION_OPS = frozenset({"create", "reset", "step", "state", "close"})
+
+
+def _jsonable(value: Any) -> Any:
+    """``json.dumps`` fallback for what envs put in ``info`` (numpy values, PNG bytes, sets)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, bytes | bytearray):
+        # Images travel as base64 text; JSON has no bytes type.
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return repr(value)
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_jsonable).encode()
+
+
+@dataclass
+class _Session:
+    """One env instance and what the server asks about it."""
+
+    env: Any
+    reset_done: bool = False
+    task_id: str | None = None
+    episode_id: str | None = None
+    step_count: int = 0
+    done: bool = False
+    last_observation: str | None = None
+    answered: OrderedDict[str, OpResult] = field(default_factory=OrderedDict)
+
+    def remember(self, request_id: str | None, result: OpResult) -> OpResult:
+        if request_id is not None:
+            self.answered[request_id] = result
+            if len(self.answered) > _REQUEST_MEMORY:
+                self.answered.popitem(last=False)
+        return result
+
+
+def _error(exc: BaseException, session_id: str | None = None) -> dict[str, Any]:
+    if isinstance(exc, EnvhubError):
+        return exc.to_dict()
+    return ExecutionError(str(exc), exception_type=type(exc).__name__, session_id=session_id).to_dict()
+
+
+class EnvHost:
+    """The sessions of one worker, addressed by session id.
+
+    Args:
+        make_env: builds one env from keyword arguments (``envhub.make`` bound to the env id).
+        env_id: the served env's id, echoed in responses.
+    """
+
+    def __init__(self, make_env: Callable[..., Any], env_id: str) -> None:
+        self._make_env = make_env
+        self._env_id = env_id
+        self._sessions: dict[str, _Session] = {}
+        self._scratch: Any = None
+        self._ops: dict[str, Callable[..., OpResult]] = {
+            "create": self._create,
+            "reset": self._reset,
+            "step": self._step,
+            "state": self._state,
+            "close": self._close,
+            "tasks": self._tasks,
+            "ping": self._ping,
+        }
+
+    def run(self, ops: list[tuple[Any, ...]]) -> list[OpResult]:
+        """Run ``ops`` in order; each answers for itself."""
+        results: list[OpResult] = []
+        for op in ops:
+            try:
+                results.append(self._ops[op[0]](*op[1:]))
+            except Exception as exc:  # the env's bug becomes this item's EXECUTION_ERROR
+                results.append((False, _error(exc, op[1] if op[0] in _SESSION_OPS else None)))
+        return results
+
+    def close_all(self) -> None:
+        for sid in list(self._sessions):
+            self._close(sid)
+
+    # -- operations ---------------------------------------------------------------------------
+
+    def _get(self, sid: str) -> _Session:
+        session = self._sessions.get(sid)
+        if session is None:
+            raise SessionNotFoundError(sid)
+        return session
+
+    def _ping(self) -> OpResult:
+        return True, os.getpid()
+
+    def _create(self, sid: str, env_kwargs: dict[str, Any]) -> OpResult:
+        try:
+            env = self._make_env(**env_kwargs)
+        except TypeError as exc:
+            # A keyword the constructor does not take is the caller's mistake, not an env bug.
+            raise ConfigurationError(
+                f"{self._env_id} cannot be built with env_kwargs {sorted(env_kwargs)}: {exc}. "
+                "GET /metadata shows the env's documented arguments.",
+                env_kwargs=sorted(env_kwargs),
+            ) from exc
+        self._sessions[sid] = _Session(env=env)
+        return True, None
+
+    def _close(self, sid: str) -> OpResult:
+        session = self._sessions.pop(sid, None)
+        if session is not None:
+            try:
+                session.env.close()
+            except Exception as exc:  # closing must always free the slot
+                return False, _error(exc, sid)
+        return True, None
+
+    def _reset(
+        self,
+        sid: str,
+        seed: int | None,
+        task_id: str | None,
+        options: dict[str, Any],
+        request_id: str | None,
+        style: str,
+        extra: dict[str, Any],
+    ) -> OpResult:
+        session = self._get(sid)
+        if request_id is not None and request_id in session.answered:
+            return session.answered[request_id]
+        options = dict(options)
+        if task_id is not None:
+            options["task_id"] = task_id
+        try:
+            observation, info = session.env.reset(seed=seed, options=options or None)
+        except Exception as exc:
+            return session.remember(request_id, (False, _error(exc, sid)))
+        observation = str(observation)
+        session.reset_done, session.done, session.step_count = True, False, 0
+        session.task_id = info.get("task_id") if isinstance(info, dict) else None
+        session.episode_id = extra.get("episode_id")
+        session.last_observation = observation
+        body: dict[str, Any]
+        if style == "openenv":
+            body = {
+                "observation": {
+                    "text": observation,
+                    "terminated": False,
+                    "truncated": False,
+                    "info": info,
+                    "session_id": extra.get("session_id"),
+                },
+                "reward": None,
+                "done": False,
+            }
+        else:
+            body = {
+                "session_id": sid,
+                "observation": observation,
+                "info": info,
+                "expires_at": extra["expires_at"],
+            }
+        return session.remember(request_id, (True, _dumps(body)))
+
+    def _step(
+        self, sid: str, action: str, request_id: str | None, style: str, extra: dict[str, Any]
+    ) -> OpResult:
+        session = self._get(sid)
+        if request_id is not None and request_id in session.answered:
+            return session.answered[request_id]
+        if not session.reset_done:
+            return False, ResetNeededError(self._env_id).to_dict()
+        try:
+            observation, reward, terminated, truncated, info = session.env.step(action)
+        except Exception as exc:
+            return session.remember(request_id, (False, _error(exc, sid)))
+        observation, reward = str(observation), float(reward)
+        terminated, truncated = bool(terminated), bool(truncated)
+        session.step_count += 1
+        session.done = terminated or truncated
+        session.last_observation = observation
+        if style == "openenv":
+            body: dict[str, Any] = {
+                "observation": {
+                    "text": observation,
+                    "terminated": terminated,
+                    "truncated": truncated,
+                    "info": info,
+                    "session_id": extra.get("session_id"),
+                },
+                "reward": reward,
+                "done": session.done,
+            }
+        else:
+            body = {
+                "session_id": sid,
+                "observation": observation,
+                "reward": reward,
+                "terminated": terminated,
+                "truncated": truncated,
+                "done": session.done,
+                "info": info,
+                "step_count": session.step_count,
+                "expires_at": extra["expires_at"],
+            }
+        return session.remember(request_id, (True, _dumps(body)))
+
+    def _state(self, sid: str, style: str, extra: dict[str, Any]) -> OpResult:
+        session = self._get(sid)
+        if style == "openenv":
+            body = {
+                "episode_id": session.episode_id,
+                "step_count": session.step_count,
+                "session_id": sid,
+                "task_id": session.task_id,
+                "done": session.done,
+            }
+        else:
+            body = {
+                "session_id": sid,
+                "env_id": self._env_id,
+                "task_id": session.task_id,
+                "step_count": session.step_count,
+                "done": session.done,
+                "last_observation": session.last_observation,
+                "created_at": extra["created_at"],
+                "expires_at": extra["expires_at"],
+            }
+        return True, _dumps(body)
+
+    def _tasks(self, split: str | None, offset: int, limit: int) -> OpResult:
+        if self._scratch is None:
+            self._scratch = self._make_env()
+        env = self._scratch.unwrapped
+        if not hasattr(env, "task_ids"):
+            raise ExecutionError(
+                f"{type(env).__name__} does not list tasks (it is not an envhub AgentEnv)",
+                exception_type="AttributeError",
+            )
+        split = split if split is not None else getattr(env, "default_split", "train")
+        ids = [str(t) for t in env.task_ids(split)]
+        body = {
+            "split": split,
+            "offset": offset,
+            "limit": limit,
+            "total": len(ids),
+            "task_ids": ids[offset : offset + limit],
+        }
+        return True, _dumps(body)
+
+
+def serve_worker(sock: socket.socket, env_id: str) -> None:
+    """Entry point of a worker process: answer messages on ``sock`` until it closes.
+
+    A frame is a pickled list of ``(message_id, ops)`` (the server coalesces the calls of one
+    event-loop turn); the answer is the list of ``(message_id, results)``. The
+    first message the worker sends is ``("hello", pid)``, once its imports are done, which is
+    what ``/ready`` waits for.
+
+    Args:
+        sock: this worker's end of the socket pair (framed as multiprocessing connections).
+        env_id: a registered id, family name or ``module:Class`` entry point.
+    """
+    from envhub.envs.registry import make
+
+    conn = Connection(sock.detach())
+    host = EnvHost(lambda **kwargs: make(env_id, **kwargs), env_id)
+    conn.send_bytes(pickle.dumps(("hello", os.getpid()), protocol=pickle.HIGHEST_PROTOCOL))
+    try:
+        while True:
+            try:
+                raw = conn.recv_bytes()
+            except (EOFError, OSError):
+                break  # the server went away: nothing left to answer
+            answers: list[tuple[int, list[OpResult]]] = []
+            sent_at = time.perf_counter()
+            for message_id, ops in pickle.loads(raw):
+                answers.append((message_id, host.run(ops)))
+                # Slow envs: answer what is done every few ms rather than at the end of the frame.
+                if time.perf_counter() - sent_at > _ANSWER_EVERY_S:
+                    conn.send_bytes(pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL))
+                    answers, sent_at = [], time.perf_counter()
+            if answers:
+                conn.send_bytes(pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        host.close_all()

@@ -1,0 +1,454 @@
+"""The env server's wire models: one pydantic model per role (request, response, error).
+
+These are the contract between :mod:`envhub.server` and :mod:`envhub.client`; field names
+and meanings are stable. Requests and responses both forbid unknown fields, so a typo in a
+client is a 422 with the field named instead of a silently ignored option.
+
+Endpoints (all JSON; every error answers :class:`ErrorBody`):
+
+=======================================  ==========================  =========================
+Endpoint                                 Request                     Response
+=======================================  ==========================  =========================
+``POST /v1/sessions``                    :class:`SessionCreate`      :class:`SessionCreated`
+``POST /v1/sessions/{id}/reset``         :class:`ResetRequest`       :class:`ResetResponse`
+``POST /v1/sessions/{id}/step``          :class:`StepRequest`        :class:`StepResponse`
+``GET /v1/sessions/{id}``                                            :class:`SessionState`
+``DELETE /v1/sessions/{id}``                                         :class:`SessionClosed`
+``GET /v1/tasks?split=&offset=&limit=``                              :class:`TaskList`
+``POST /v1/groups``                      :class:`GroupCreate`        :class:`GroupCreated`
+``POST /v1/batch/step``                  ``list[BatchStepItem]``     :class:`BatchStepResponse`
+``POST /v1/batch/reset``                 ``list[BatchResetItem]``    :class:`BatchResetResponse`
+``GET /v1/debug/workers``                                            :class:`WorkerList`
+``GET /health``                                                      :class:`Health`
+``GET /ready``                                                       :class:`Readiness`
+``GET /metrics``                                                     Prometheus text
+=======================================  ==========================  =========================
+
+The OpenEnv-compatible surface (``/reset``, ``/step``, ``/state``, ``/schema``,
+``/metadata``, ``WS /ws``) uses the ``OpenEnv*`` models at the end of this module, whose
+shapes match ``openenv-core`` 0.3.0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envhub.core.errors import ErrorCode
+
+__all__ = [
+    "MAX_BATCH_ITEMS",
+    "MAX_GROUP_SIZE",
+    "BatchResetItem",
+    "BatchResetResponse",
+    "BatchResetSlot",
+    "BatchStepItem",
+    "BatchStepResponse",
+    "BatchStepSlot",
+    "ErrorBody",
+    "GroupCreate",
+    "GroupCreated",
+    "GroupMember",
+    "Health",
+    "OpenEnvAction",
+    "OpenEnvMetadata",
+    "OpenEnvObservation",
+    "OpenEnvResetRequest",
+    "OpenEnvSchema",
+    "OpenEnvState",
+    "OpenEnvStepRequest",
+    "OpenEnvStepResponse",
+    "Readiness",
+    "ResetRequest",
+    "ResetResponse",
+    "SessionClosed",
+    "SessionCreate",
+    "SessionCreated",
+    "SessionState",
+    "StepRequest",
+    "StepResponse",
+    "TaskList",
+    "WorkerInfo",
+    "WorkerList",
+]
+
+#: Most items one batch request may carry (bigger batches: split them).
+MAX_BATCH_ITEMS = 4096
+#: Largest group one ``POST /v1/groups`` creates.
+MAX_GROUP_SIZE = 1024
+
+_ID = Field(min_length=1, max_length=255)
+
+
+class _Request(BaseModel):
+    """Base of request bodies: unknown fields are a 422, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Response(BaseModel):
+    """Base of response bodies: strict, so server and client cannot drift apart."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+class ErrorBody(_Response):
+    """Every error response, HTTP or batch slot: ``{code, message, detail}``."""
+
+    code: ErrorCode = Field(description="Stable machine-readable error code (see envhub.core.errors).")
+    message: str = Field(description="What went wrong and how to fix it.")
+    detail: dict[str, Any] = Field(default_factory=dict, description="Structured fields of the error.")
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "code": "SESSION_NOT_FOUND",
+                    "message": "No session 's-1' on this server. Create one with POST /v1/sessions ...",
+                    "detail": {"session_id": "s-1"},
+                }
+            ]
+        },
+    )
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+class SessionCreate(_Request):
+    """``POST /v1/sessions``: create one session (an env instance pinned to one worker)."""
+
+    env_kwargs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Keyword arguments for the env constructor (as in envhub.make(env_id, **env_kwargs)).",
+    )
+
+
+class SessionCreated(_Response):
+    """A new session; reset it before stepping."""
+
+    session_id: str = Field(description="Opaque id; pass it in the path of later requests.")
+    env_id: str = Field(description="The env this server serves.")
+    expires_at: float = Field(
+        description="Unix time (s) after which an idle session is reaped; use refreshes it."
+    )
+
+
+class ResetRequest(_Request):
+    """``POST /v1/sessions/{id}/reset``: start an episode."""
+
+    seed: int | None = Field(
+        default=None, ge=0, description="Seeds the env; without task_id it also picks the task."
+    )
+    task_id: str | None = Field(
+        default=None, max_length=1024, description="The task to play (see GET /v1/tasks)."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Further reset options passed to env.reset (e.g. split)."
+    )
+    request_id: str | None = Field(
+        default=None,
+        max_length=255,
+        description="Idempotency key: a retry with the same id returns the first result.",
+    )
+
+
+class ResetResponse(_Response):
+    """The first observation of an episode."""
+
+    session_id: str = Field(description="The session that was reset.")
+    observation: str = Field(description="The first text observation.")
+    info: dict[str, Any] = Field(
+        description="The env's info dict (anchor, admissible_actions, won, task_id, ...)."
+    )
+    expires_at: float = Field(description="Unix time (s) the session now expires if left idle.")
+
+
+class StepRequest(_Request):
+    """``POST /v1/sessions/{id}/step``: apply one text action."""
+
+    action: str = Field(max_length=1 << 20, description="The text action; envs never reject any string.")
+    request_id: str | None = Field(
+        default=None,
+        max_length=255,
+        description="Idempotency key: a retry with the same id returns the stored result, not a new step.",
+    )
+
+
+class StepResponse(_Response):
+    """One transition, gymnasium-complete plus OpenEnv's ``done``."""
+
+    session_id: str = Field(description="The session that stepped.")
+    observation: str = Field(description="The next text observation.")
+    reward: float = Field(description="Reward of this step.")
+    terminated: bool = Field(description="The episode reached a terminal state.")
+    truncated: bool = Field(description="The episode hit its step limit.")
+    done: bool = Field(description="terminated or truncated.")
+    info: dict[str, Any] = Field(description="The env's info dict (anchor, admissible_actions, won, ...).")
+    step_count: int = Field(description="Actions taken in this episode, this one included.")
+    expires_at: float = Field(description="Unix time (s) the session now expires if left idle.")
+
+
+class SessionState(_Response):
+    """``GET /v1/sessions/{id}``: where a session stands."""
+
+    session_id: str = Field(description="The session.")
+    env_id: str = Field(description="The env it runs.")
+    task_id: str | None = Field(description="The task of the current episode (null before the first reset).")
+    step_count: int = Field(description="Actions taken in the current episode.")
+    done: bool = Field(description="Whether the current episode has ended.")
+    last_observation: str | None = Field(description="The latest observation (null before the first reset).")
+    created_at: float = Field(description="Unix time (s) the session was created.")
+    expires_at: float = Field(description="Unix time (s) the session expires if left idle.")
+
+
+class SessionClosed(_Response):
+    """``DELETE /v1/sessions/{id}``: the session is gone and its slot is free."""
+
+    session_id: str = Field(description="The session that was closed.")
+    closed: bool = Field(default=True, description="Always true.")
+
+
+class TaskList(_Response):
+    """``GET /v1/tasks``: one page of a split's task ids, in the env's stable order."""
+
+    split: str = Field(description="The split listed.")
+    offset: int = Field(description="Index of the first id returned.")
+    limit: int = Field(description="Most ids asked for.")
+    total: int = Field(description="Ids in the whole split.")
+    task_ids: list[str] = Field(description="The page of task ids.")
+
+
+# -- groups -----------------------------------------------------------------------------------
+
+
+class GroupCreate(_Request):
+    """``POST /v1/groups``: ``group_size`` sessions reset to the identical initial state."""
+
+    group_size: int = Field(ge=1, le=MAX_GROUP_SIZE, description="How many sessions (a GRPO group's n).")
+    task_id: str | None = Field(
+        default=None, max_length=1024, description="The task; else the seed picks one."
+    )
+    seed: int | None = Field(
+        default=None, ge=0, description="Seed for every member; drawn by the server if absent."
+    )
+    split: str | None = Field(
+        default=None, max_length=64, description="Split to draw the task from (no task_id)."
+    )
+    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Env constructor keyword arguments.")
+
+
+class GroupMember(_Response):
+    """One member session of a group with its first observation."""
+
+    session_id: str = Field(description="The member's session id.")
+    observation: str = Field(description="Its first observation (identical across the group).")
+    info: dict[str, Any] = Field(description="Its first info dict.")
+
+
+class GroupCreated(_Response):
+    """A new group: every member was reset with the same task and seed."""
+
+    group_id: str = Field(description="Id shared by the members (use it as the GRPO uid).")
+    task_id: str | None = Field(description="The task all members play.")
+    seed: int = Field(description="The seed every member was reset with.")
+    expires_at: float = Field(description="Unix time (s) the members expire if left idle.")
+    sessions: list[GroupMember] = Field(description="The members, in order.")
+
+
+# -- batch ------------------------------------------------------------------------------------
+
+
+class BatchStepItem(_Request):
+    """One item of ``POST /v1/batch/step``."""
+
+    session_id: str = Field(max_length=255, description="The session to step.")
+    action: str = Field(max_length=1 << 20, description="Its text action.")
+    request_id: str | None = Field(default=None, max_length=255, description="Idempotency key for this item.")
+
+
+class BatchStepSlot(_Response):
+    """The answer for one batch item: a result or an error, never both."""
+
+    ok: bool = Field(description="True when result is set.")
+    result: StepResponse | None = Field(default=None, description="The transition, when ok.")
+    error: ErrorBody | None = Field(default=None, description="Why this item failed, when not ok.")
+
+
+class BatchStepResponse(_Response):
+    """``POST /v1/batch/step``: one slot per item, in request order."""
+
+    results: list[BatchStepSlot] = Field(description="Slots in the order of the request's items.")
+
+
+class BatchResetItem(_Request):
+    """One item of ``POST /v1/batch/reset``."""
+
+    session_id: str = Field(max_length=255, description="The session to reset.")
+    seed: int | None = Field(default=None, ge=0, description="Seed (see ResetRequest).")
+    task_id: str | None = Field(default=None, max_length=1024, description="Task id (see ResetRequest).")
+    options: dict[str, Any] = Field(default_factory=dict, description="Further reset options.")
+    request_id: str | None = Field(default=None, max_length=255, description="Idempotency key for this item.")
+
+
+class BatchResetSlot(_Response):
+    """The answer for one batch reset item: a result or an error, never both."""
+
+    ok: bool = Field(description="True when result is set.")
+    result: ResetResponse | None = Field(default=None, description="The first observation, when ok.")
+    error: ErrorBody | None = Field(default=None, description="Why this item failed, when not ok.")
+
+
+class BatchResetResponse(_Response):
+    """``POST /v1/batch/reset``: one slot per item, in request order."""
+
+    results: list[BatchResetSlot] = Field(description="Slots in the order of the request's items.")
+
+
+# -- operations -------------------------------------------------------------------------------
+
+
+class Health(_Response):
+    """``GET /health``: liveness (the process and its event loop answer). OpenEnv's shape."""
+
+    status: Literal["healthy", "unhealthy", "degraded"] = Field(
+        description="healthy: all workers alive; degraded: some being replaced (the server still answers)."
+    )
+
+
+class Readiness(_Response):
+    """``GET /ready``: whether the server can take new sessions (HTTP 503 when not)."""
+
+    ready: bool = Field(description="Workers alive and a free session slot.")
+    env_id: str = Field(description="The env this server serves.")
+    active_sessions: int = Field(description="Sessions held now.")
+    max_sessions: int = Field(description="Session capacity (--max-sessions).")
+    workers_alive: int = Field(description="Worker processes alive now.")
+    workers_total: int = Field(description="Worker processes configured (--workers).")
+
+
+class WorkerInfo(_Response):
+    """One worker process."""
+
+    index: int = Field(description="Worker slot, 0-based; a replacement keeps the slot.")
+    pid: int | None = Field(description="OS process id (null while being replaced).")
+    alive: bool = Field(description="Whether the process is running.")
+    sessions: int = Field(description="Sessions pinned to this worker.")
+    restarts: int = Field(description="Times this slot's process was replaced.")
+
+
+class WorkerList(_Response):
+    """``GET /v1/debug/workers``: the worker pool (token-protected like /v1)."""
+
+    workers: list[WorkerInfo] = Field(description="One entry per worker slot.")
+
+
+# -- OpenEnv-compatible surface -----------------------------------------------------------------
+
+
+class OpenEnvAction(BaseModel):
+    """The action schema envhub publishes at ``GET /schema``: one text action.
+
+    OpenEnv actions are objects; envhub's is ``{"action": "<text>"}`` (``message`` is accepted as
+    an alias, as OpenEnv's echo env names it).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: str = Field(description="The text action.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Ignored; kept for OpenEnv's Action shape."
+    )
+
+
+class OpenEnvObservation(BaseModel):
+    """The observation object inside OpenEnv responses (OpenEnv drops ``metadata``; envhub keeps ``info``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="The text observation.")
+    terminated: bool = Field(default=False, description="The episode reached a terminal state.")
+    truncated: bool = Field(default=False, description="The episode hit its step limit.")
+    info: dict[str, Any] = Field(default_factory=dict, description="The env's info dict.")
+    session_id: str | None = Field(default=None, description="The envhub session (stateful mode only).")
+
+
+class OpenEnvResetRequest(BaseModel):
+    """``POST /reset`` as OpenEnv sends it (extra fields allowed, as in OpenEnv)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    seed: int | None = Field(default=None, ge=0, description="Random seed for reproducible episodes.")
+    episode_id: str | None = Field(default=None, max_length=255, description="Custom episode identifier.")
+    session_id: str | None = Field(
+        default=None,
+        max_length=255,
+        description="envhub extension: reset this session instead of a fresh env.",
+    )
+    task_id: str | None = Field(
+        default=None, max_length=1024, description="envhub extension: the task to play."
+    )
+
+
+class OpenEnvStepRequest(BaseModel):
+    """``POST /step`` as OpenEnv sends it (extra fields allowed, as in OpenEnv)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    action: dict[str, Any] = Field(description="The action object: {'action': '<text>'}.")
+    timeout_s: float | None = Field(default=None, gt=0, description="Accepted for compatibility.")
+    request_id: str | None = Field(
+        default=None, max_length=255, description="Idempotency key (stateful mode)."
+    )
+    session_id: str | None = Field(
+        default=None,
+        max_length=255,
+        description="envhub extension: step this session instead of a fresh env.",
+    )
+
+
+class OpenEnvStepResponse(BaseModel):
+    """``POST /reset`` and ``POST /step`` answer, byte-compatible with OpenEnv's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    observation: dict[str, Any] = Field(description="The observation object (see OpenEnvObservation).")
+    reward: float | None = Field(default=None, description="Reward (null at reset).")
+    done: bool = Field(default=False, description="terminated or truncated.")
+
+
+class OpenEnvState(BaseModel):
+    """``GET /state``: OpenEnv's State (extra fields allowed)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    episode_id: str | None = Field(default=None, description="The episode id given at reset.")
+    step_count: int = Field(default=0, ge=0, description="Steps taken in the current episode.")
+
+
+class OpenEnvSchema(BaseModel):
+    """``GET /schema``: JSON schemas of action, observation and state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: dict[str, Any] = Field(description="JSON schema of the action object.")
+    observation: dict[str, Any] = Field(description="JSON schema of the observation object.")
+    state: dict[str, Any] = Field(description="JSON schema of the state object.")
+
+
+class OpenEnvMetadata(BaseModel):
+    """``GET /metadata``: OpenEnv's EnvironmentMetadata."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Name of the environment.")
+    description: str = Field(description="What the environment does.")
+    readme_content: str | None = Field(default=None, description="README text, if any.")
+    version: str | None = Field(default=None, description="Version of the environment.")
+    author: str | None = Field(default=None, description="Author of the environment.")
+    documentation_url: str | None = Field(default=None, description="Documentation URL.")

@@ -1,0 +1,74 @@
+"""Worker isolation: env exceptions, step timeouts and worker replacement."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from envhub.server import ServerSettings
+from envhub.server.testing import RunningServer, serve_in_thread
+
+from .conftest import CRASHY, error_code, new_session
+
+
+@pytest.fixture(scope="module")
+def crashy_server() -> Iterator[RunningServer]:
+    with serve_in_thread(ServerSettings(env_id=CRASHY, workers=2, step_timeout=1.0)) as running:
+        yield running
+
+
+@pytest.fixture
+def crashy(crashy_server: RunningServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=crashy_server.base_url, timeout=30) as c:
+        yield c
+
+
+def _wait_ready(c: httpx.Client, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while c.get("/ready").status_code != 200:
+        assert time.monotonic() < deadline, "the pool did not recover"
+        time.sleep(0.1)
+
+
+def test_env_exception_is_500_execution_error_and_session_survives(crashy: httpx.Client) -> None:
+    sid, _ = new_session(crashy)
+    response = crashy.post(f"/v1/sessions/{sid}/step", json={"action": "raise"})
+    assert response.status_code == 500
+    assert error_code(response) == "EXECUTION_ERROR"
+    assert response.json()["detail"]["exception_type"] == "RuntimeError"
+    assert crashy.post(f"/v1/sessions/{sid}/step", json={"action": "ok"}).status_code == 200
+
+
+def test_slow_step_is_504_then_session_lost_and_worker_replaced(crashy: httpx.Client) -> None:
+    _wait_ready(crashy)
+    sid, _ = new_session(crashy)
+    restarts = sum(w["restarts"] for w in crashy.get("/v1/debug/workers").json()["workers"])
+    response = crashy.post(f"/v1/sessions/{sid}/step", json={"action": "sleep:30"})
+    assert response.status_code == 504
+    assert error_code(response) == "STEP_TIMEOUT"
+    after = crashy.post(f"/v1/sessions/{sid}/step", json={"action": "x"})
+    assert after.status_code == 410
+    assert error_code(after) == "SESSION_LOST"
+    _wait_ready(crashy)
+    assert sum(w["restarts"] for w in crashy.get("/v1/debug/workers").json()["workers"]) == restarts + 1
+    assert all(w["alive"] for w in crashy.get("/v1/debug/workers").json()["workers"])
+    fresh, _ = new_session(crashy)
+    assert crashy.post(f"/v1/sessions/{fresh}/step", json={"action": "x"}).status_code == 200
+
+
+def test_crash_in_a_batch_fails_only_that_workers_items(crashy: httpx.Client) -> None:
+    _wait_ready(crashy)
+    ids = [new_session(crashy)[0] for _ in range(4)]  # least-loaded placement: two per worker
+    victim = ids[0]
+    items = [{"session_id": victim, "action": "crash"}] + [{"session_id": s, "action": "x"} for s in ids[1:]]
+    slots = crashy.post("/v1/batch/step", json=items).json()["results"]
+    assert slots[0]["ok"] is False and slots[0]["error"]["code"] == "SESSION_LOST"
+    survivors = [s for s in slots[1:] if s["ok"]]
+    assert len(survivors) >= 1  # the other worker's items were answered
+    assert all(s["error"]["code"] == "SESSION_LOST" for s in slots[1:] if not s["ok"])
+    _wait_ready(crashy)
+    assert crashy.get("/health").json()["status"] == "healthy"
+    assert "envhub_sessions_lost_total" in crashy.get("/metrics").text

@@ -1,0 +1,33 @@
+"""Clients of an envhub env server: ``RemoteEnv`` and the sync/async API clients.
+
+* :class:`RemoteEnv`: a ``gymnasium.Env`` over HTTP (also ``gymnasium.make("envhub/Remote-v0",
+  base_url=...)``);
+* :class:`EnvClient` and :class:`AsyncEnvClient`: the whole REST API (sessions, tasks,
+  groups, batch step/reset, health) with the same methods, sync over httpx and async over
+  aiohttp (see :mod:`envhub.client._transport` for why aiohttp);
+* :class:`RetryPolicy`: backoff on ``503 CAPACITY_REACHED`` (honouring ``Retry-After``) and on
+  connection errors, safe because steps and resets carry a ``request_id``.
+
+Server errors come back as the same :mod:`envhub.core.errors` classes the server raised.
+"""
+
+from envhub.client._client import AsyncEnvClient, EnvClient
+from envhub.client._protocol import ApiCall, Protocol, StepItem, new_request_id, slot_error
+from envhub.client._remote_env import RemoteEnv
+from envhub.client._retry import RetryPolicy
+from envhub.client._transport import AiohttpTransport, AsyncTransport, HttpxAsyncTransport
+
+__all__ = [
+    "AiohttpTransport",
+    "ApiCall",
+    "AsyncEnvClient",
+    "AsyncTransport",
+    "EnvClient",
+    "HttpxAsyncTransport",
+    "Protocol",
+    "RemoteEnv",
+    "RetryPolicy",
+    "StepItem",
+    "new_request_id",
+    "slot_error",
+]

@@ -41,12 +41,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-_BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(_BENCH_DIR))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_result
-
-# bench/alfworld.py would shadow the `alfworld` package the ALFWorld env imports.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
 
 from envhub.agent import EpisodeMemory
 from envhub.render import (

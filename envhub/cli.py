@@ -6,7 +6,7 @@ Sub-commands register here; each one is a thin shell over a function in its laye
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -103,7 +103,9 @@ def serve_shop_command(
         str | None, typer.Option(help="WebShop data directory; default: WEBSHOP_DATA or the embedded shop.")
     ] = None,
     human_goals: Annotated[bool, typer.Option(help="Human instructions instead of synthetic ones.")] = False,
-    seed: Annotated[int, typer.Option(help="Prices, price limits and goal shuffle seed (WebShop: 233).")] = 233,
+    seed: Annotated[
+        int, typer.Option(help="Prices, price limits and goal shuffle seed (WebShop: 233).")
+    ] = 233,
     show_attrs: Annotated[bool, typer.Option(help="Offer the item's Attributes sub-page.")] = False,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (WebShop used 3000).")] = 3000,
@@ -188,7 +190,7 @@ def serve_command(
 
     from envhub.server import ServerSettings, create_app
 
-    flags = {
+    flags: dict[str, Any] = {
         "env_id": env_id,
         "host": host,
         "port": port,

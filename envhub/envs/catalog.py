@@ -15,11 +15,12 @@ CATALOG: tuple[EnvSpec, ...] = (
         id="envhub/ALFWorld-v0",
         entry_point="envhub.envs.alfworld.env:ALFWorldEnv",
         family="alfworld",
-        description="ALFWorld household tasks (6 types) on the real ALFWorld/TextWorld engine; reward 10*won.",
+        description="ALFWorld's 6 household task types on the real ALFWorld/TextWorld engine; reward 10*won.",
         splits=("train", "eval_in_distribution", "eval_out_of_distribution"),
         max_episode_steps=50,
         data_status="envhub.envs.alfworld.data:data_status",
         demo_policy="envhub.envs.alfworld.policy:WalkthroughPolicy",
+        demo_episodes=12,  # ~0.4 s per cold reset on the real engine
     ),
     EnvSpec(
         # Not an env of its own: any env an `envhub serve` runs, reached over HTTP. The server
@@ -86,7 +87,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         id="envhub/WebShop-v0",
         entry_point="envhub.envs.webshop.env:WebShopEnv",
         family="webshop",
-        description="WebShop (text mode): search, pick a product and its options, buy; WebShop's reward, 10 if 1.0.",
+        description="WebShop (text mode): search, choose a product and its options, buy; WebShop reward.",
         splits=("train", "test"),
         max_episode_steps=15,
         data_status="envhub.envs.webshop.data:data_status",
@@ -96,7 +97,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         id="envhub/WebShopHTML-v0",
         entry_point="envhub.envs.webshop.html_env:WebShopHTMLEnv",
         family="webshop",
-        description="WebShop as real HTML pages driven by selenium + headless Chromium; same actions and reward.",
+        description="WebShop as HTML pages in headless Chromium via selenium; same actions and reward.",
         splits=("train", "test"),
         max_episode_steps=15,
         data_status="envhub.envs.webshop.data:browser_data_status",

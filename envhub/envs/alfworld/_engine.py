@@ -13,7 +13,7 @@ Two facts about the installed ``alfworld`` 0.4.2 wheel shape this module (see
   Downward's library, so engines in one process share no C state.
 
 Most of a reset is Fast Downward's PDDL->SAS translation, which TextWorld runs twice per
-``load`` and twice per ``reset`` (``bench/alfworld.py`` profiles it). Its result is a pure
+``load`` and twice per ``reset`` (``bench/alfworld_engine.py`` profiles it). Its result is a pure
 function of the domain and problem text and TextWorld only reads it, so
 :func:`share_translations` memoizes it per process: the 8 members of a group on one game,
 or a game reset again, translate once. The engines' game states stay separate.

@@ -17,8 +17,8 @@ In-process only by default (envhub's embedded games, one ALFWorld engine per env
 ``--server`` adds the same latencies through a real env server on loopback with
 ``--sessions`` concurrent sessions (needs ``envhub.server``).
 
-    python bench/alfworld.py
-    python bench/alfworld.py --envs 12 --steps 300 --server --sessions 16
+    python bench/alfworld_engine.py
+    python bench/alfworld_engine.py --envs 12 --steps 300 --server --sessions 16
 """
 
 from __future__ import annotations
@@ -38,13 +38,8 @@ import psutil
 from rich.console import Console
 from rich.table import Table
 
-_BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(_BENCH_DIR))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_result
-
-# This script is named like the `alfworld` package; with its folder on sys.path, `import
-# alfworld` would find the script instead of the package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
 
 from envhub.envs.alfworld._engine import clear_shared_caches
 from envhub.envs.alfworld.data import embedded_data_dir

@@ -2,11 +2,12 @@
 
 :class:`HeuristicPolicy` uses only what an agent sees. It reads the whole series through
 ``zoom`` calls (at most 200 values each, so up to 5 calls), then decides with classical
-detectors: a global z-score for spikes; a one-period moving average (which cancels the
-seasonality) for level shifts and trend changes; the residual after removing the trend and a
-per-phase seasonal template for contextual points, shapelets and variance changes; windowed
-dominant periods for seasonality changes. It is evidence that the task is solvable with the
-tools, not a strong detector.
+detectors: a global z-score for spikes; the seasonal period (the FFT peak that best folds the
+series); a one-period moving average (which cancels the seasonality) for level shifts and trend
+changes; the residual after removing that average and a per-phase seasonal template for
+contextual points, and its local energy for variance changes, shapelets and seasonality
+changes. It is evidence that the task is solvable with the tools (about 80% success on the
+``test`` split, 5% for :class:`RandomToolPolicy`), not a strong detector.
 """
 
 from __future__ import annotations
@@ -80,10 +81,36 @@ def _moving_average(x: NDArray[np.float64], window: int) -> NDArray[np.float64]:
     return np.convolve(padded, np.ones(window) / window, mode="valid")
 
 
-def _period(x: NDArray[np.float64]) -> int:
-    t = np.arange(len(x), dtype=np.float64)
-    power = np.abs(np.fft.rfft(x - np.polyval(np.polyfit(t, x, 1), t)))[1:] ** 2
-    return int(np.clip(round(len(x) / (int(np.argmax(power)) + 1)), 4, len(x) // 3))
+def _period(x: NDArray[np.float64]) -> float:
+    """The seasonal period: of the strongest FFT peaks, the (fractional) period that best folds the series.
+
+    Each candidate is refined around its FFT bin and scored by how much of the detrended
+    series a 12-bin phase profile explains, so a step or a trend (power at the lowest
+    frequencies, but no repeating shape) loses to the real seasonality.
+    """
+    n = len(x)
+    t = np.arange(n, dtype=np.float64)
+    detrended = x - np.polyval(np.polyfit(t, x, 1), t)
+    power = np.abs(np.fft.rfft(detrended))[1:] ** 2
+    best, best_cost = n / (int(np.argmax(power)) + 1), np.inf
+    for k in np.argsort(-power)[:5] + 1:
+        for period in np.linspace(n / (k + 0.5), n / max(k - 0.5, 0.5), 30):
+            if not 4 <= period <= n / 3:
+                continue
+            bins = (np.floor((t % period) / period * 12).astype(np.int64)) % 12
+            means = np.bincount(bins, weights=detrended, minlength=12) / np.maximum(
+                np.bincount(bins, minlength=12), 1
+            )
+            cost = float(np.mean((detrended - means[bins]) ** 2))
+            if cost < best_cost:
+                best, best_cost = float(period), cost
+    return float(np.clip(best, 4, n / 3))
+
+
+def _phase_bins(t: NDArray[np.float64], period: float) -> NDArray[np.int64]:
+    """Fold time onto ``round(period)`` phase bins of a possibly fractional period."""
+    bins = max(4, round(period))
+    return (np.floor((t % period) / period * bins).astype(np.int64)) % bins
 
 
 def _robust_std(x: NDArray[np.float64]) -> float:
@@ -121,17 +148,31 @@ def detect(x: NDArray[np.float64]) -> tuple[str, list[tuple[int, int]]]:
     spikes = np.flatnonzero(np.abs(z) > 4.5)
     if 0 < len(spikes) <= 6:
         return "global_point", [(int(spikes.min()), int(spikes.max()) + 1)]
-    period = _period(x)
+    exact_period = _period(x)
+    period = round(exact_period)
     smooth = _moving_average(x, period)
     t = np.arange(n, dtype=np.float64)
     detrended = x - smooth
-    phase = np.round(t % period).astype(int) % period
+    phase = _phase_bins(t, exact_period)
     template = np.array(
-        [np.median(detrended[phase == p]) if np.any(phase == p) else 0.0 for p in range(period)]
+        [np.median(detrended[phase == p]) if np.any(phase == p) else 0.0 for p in range(int(phase.max()) + 1)]
     )
     amplitude = float(np.ptp(template) / 2) or 1.0
     residual = detrended - template[phase]
     noise = _robust_std(residual)
+    # Contextual point: one short, isolated residual spike (the rest of the series fits).
+    peak = float(np.max(np.abs(residual)))
+    big = np.flatnonzero(np.abs(residual) > max(4 * noise, 0.5 * peak))
+    if peak > 6 * noise and big.max() - big.min() <= 5:
+        return "contextual_point", [(int(big.min()), int(big.max()) + 1)]
+    # Level shift: two opposite jumps of the de-seasonalised level, well over a period apart.
+    jump = np.zeros(n)
+    jump[: n - period] = smooth[period:] - smooth[:-period]
+    jump -= np.median(jump[: n - period])
+    up, down = int(np.argmax(jump)), int(np.argmin(jump))
+    if min(jump[up], -jump[down]) > amplitude and abs(up - down) > 1.5 * period:
+        a, b = sorted((up, down))
+        return "level_shift", [(a + period // 2, b + period // 2)]
     local_std = np.sqrt(_moving_average(residual**2, max(5, period)))
     loud = _longest(local_std > 3 * noise)
     if loud is not None and loud[1] - loud[0] > max(10, period // 2):
@@ -141,18 +182,7 @@ def detect(x: NDArray[np.float64]) -> tuple[str, list[tuple[int, int]]]:
         if loud[1] - loud[0] <= 2.5 * period:
             return "shapelet", [loud]
         return "seasonality_change", [loud]
-    exceed = np.flatnonzero(np.abs(residual) > 4 * noise)
-    if len(exceed) > 0 and exceed.max() - exceed.min() <= 5:
-        return "contextual_point", [(int(exceed.min()), int(exceed.max()) + 1)]
-    # Level shift: two opposite jumps of the de-seasonalised level, one period apart.
-    jump = np.zeros(n)
-    jump[: n - period] = smooth[period:] - smooth[:-period]
-    jump -= np.median(jump[: n - period])
-    up, down = int(np.argmax(jump)), int(np.argmin(jump))
-    if min(jump[up], -jump[down]) > amplitude:
-        a, b = sorted((up, down))
-        return "level_shift", [(a + period // 2, b + period // 2)]
     change, rise = _hinge(smooth)
-    if abs(rise) > 1.5 * amplitude:
+    if abs(rise) > 2.5 * amplitude:
         return "trend_change", [(change, n)]
     return "normal", []

@@ -298,7 +298,7 @@ class SessionLostError(SessionError):
     def __init__(self, session_id: str, *, reason: str) -> None:
         super().__init__(
             f"Session {session_id!r} was lost: {reason}. The server replaced the worker; create a new "
-            "session and replay the episode (its other sessions were not affected).",
+            "session and replay the episode (sessions on the server's other workers were not affected).",
             session_id=session_id,
             reason=reason,
         )

@@ -46,6 +46,10 @@ _REQUEST_MEMORY = 16
 #: A worker running a frame of many calls sends the answers ready so far at least this often.
 _ANSWER_EVERY_S = 0.002
 
+#: A worker running one long call (a big batch) tells the server it is still moving this often;
+#: the server's step-timeout watchdog measures a step from the worker's last sign of progress.
+_PROGRESS_EVERY_S = 0.25
+
 #: Operations whose first argument is a session id.
 _SESSION_OPS = frozenset({"create", "reset", "step", "state", "close"})
 
@@ -91,8 +95,14 @@ class _Session:
 
 def _error(exc: BaseException, session_id: str | None = None) -> dict[str, Any]:
     if isinstance(exc, EnvhubError):
-        return exc.to_dict()
-    return ExecutionError(str(exc), exception_type=type(exc).__name__, session_id=session_id).to_dict()
+        body = exc.to_dict()
+    else:
+        body = ExecutionError(str(exc), exception_type=type(exc).__name__, session_id=session_id).to_dict()
+    # The error crosses the pipe as a pickle and leaves the server as JSON: an env error whose
+    # detail holds something neither can carry (a lock, a set) would otherwise kill the worker
+    # and every session on it, or break the reply. Errors are rare, so the round trip is cheap.
+    body["detail"] = json.loads(_dumps(body["detail"]))
+    return body
 
 
 class EnvHost:
@@ -118,14 +128,24 @@ class EnvHost:
             "ping": self._ping,
         }
 
-    def run(self, ops: list[tuple[Any, ...]]) -> list[OpResult]:
-        """Run ``ops`` in order; each answers for itself."""
+    def run(self, ops: list[tuple[Any, ...]], progress: Callable[[], None] | None = None) -> list[OpResult]:
+        """Run ``ops`` in order; each answers for itself.
+
+        Args:
+            ops: the operations.
+            progress: called after each op (the worker loop reports progress through it).
+
+        Returns:
+            One result per op, in order.
+        """
         results: list[OpResult] = []
         for op in ops:
             try:
                 results.append(self._ops[op[0]](*op[1:]))
             except Exception as exc:  # the env's bug becomes this item's EXECUTION_ERROR
                 results.append((False, _error(exc, op[1] if op[0] in _SESSION_OPS else None)))
+            if progress is not None:
+                progress()
         return results
 
     def close_all(self) -> None:
@@ -316,6 +336,17 @@ def serve_worker(sock: socket.socket, env_id: str) -> None:
     conn = Connection(sock.detach())
     host = EnvHost(lambda **kwargs: make(env_id, **kwargs), env_id)
     conn.send_bytes(pickle.dumps(("hello", os.getpid()), protocol=pickle.HIGHEST_PROTOCOL))
+    progress_frame = pickle.dumps(("progress",), protocol=pickle.HIGHEST_PROTOCOL)
+    reported_at = time.perf_counter()
+
+    def report_progress() -> None:
+        # Inside one long call (a batch of slow steps) nothing else reaches the server; this
+        # keeps its watchdog from taking a busy worker for a stuck one.
+        nonlocal reported_at
+        if time.perf_counter() - reported_at > _PROGRESS_EVERY_S:
+            conn.send_bytes(progress_frame)
+            reported_at = time.perf_counter()
+
     try:
         while True:
             try:
@@ -323,13 +354,14 @@ def serve_worker(sock: socket.socket, env_id: str) -> None:
             except (EOFError, OSError):
                 break  # the server went away: nothing left to answer
             answers: list[tuple[int, list[OpResult]]] = []
-            sent_at = time.perf_counter()
+            sent_at = reported_at = time.perf_counter()
             for message_id, ops in pickle.loads(raw):
-                answers.append((message_id, host.run(ops)))
+                answers.append((message_id, host.run(ops, report_progress)))
                 # Slow envs: answer what is done every few ms rather than at the end of the frame.
                 if time.perf_counter() - sent_at > _ANSWER_EVERY_S:
                     conn.send_bytes(pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL))
                     answers, sent_at = [], time.perf_counter()
+                    reported_at = sent_at
             if answers:
                 conn.send_bytes(pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL))
     finally:

@@ -222,7 +222,7 @@ async def websocket_session(websocket: WebSocket) -> None:
     sid = record.session_id
     try:
         while True:
-            reply = await _ws_reply(manager, sid, await websocket.receive_text())
+            reply = await _ws_reply(manager, sid, await _receive_text(websocket))
             if reply is None:
                 break
             await websocket.send_text(reply)
@@ -233,6 +233,22 @@ async def websocket_session(websocket: WebSocket) -> None:
             await manager.close(sid)
     with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # the client may have gone already
         await websocket.close()
+
+
+async def _receive_text(websocket: WebSocket) -> str:
+    """The next message as text; a binary frame is read as UTF-8 rather than failing the socket.
+
+    Raises:
+        WebSocketDisconnect: the client went away.
+    """
+    message = await websocket.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
+    text = message.get("text")
+    if text is not None:
+        return str(text)
+    # Not UTF-8 JSON: the replacement characters make it an INVALID_JSON answer, not a crash.
+    return bytes(message.get("bytes") or b"").decode("utf-8", errors="replace")
 
 
 async def _ws_reply(manager: SessionManager, sid: str, raw: str) -> str | None:

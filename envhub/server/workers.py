@@ -11,8 +11,11 @@ Failure handling, the reason this module exists:
 * a worker that dies (SIGKILL, segfault, ``os._exit``) closes its socket; the reader sees EOF,
   fails that worker's pending calls with :class:`WorkerDied`, tells the owner through
   ``on_death`` (which marks its sessions lost) and starts a replacement in the same slot;
-* a watchdog fails calls older than the step timeout with :class:`WorkerTimedOut` and kills the
-  worker, which then goes through the same replacement path.
+* a watchdog fails the call a worker is stuck on with :class:`WorkerTimedOut` and kills the
+  worker, which then goes through the same replacement path. "Stuck" means the worker has sent
+  nothing for the step timeout while that call (the oldest unanswered one: a worker answers in
+  order) was waiting; time a call spends queued behind other sessions' steps does not count, so
+  a busy worker is not killed for being busy (it reports progress between the ops it runs).
 """
 
 from __future__ import annotations
@@ -74,7 +77,10 @@ class WorkerSlot:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     writer: asyncio.StreamWriter | None = None
     reader_task: asyncio.Task[None] | None = None
+    #: Unanswered calls by message id, in the order sent, each with its send time (monotonic).
     pending: dict[int, tuple[asyncio.Future[list[OpResult]], float]] = field(default_factory=dict)
+    #: When the worker last sent anything (monotonic): answers, or progress during a long frame.
+    progress_at: float = 0.0
     outbox: list[tuple[int, list[tuple[Any, ...]]]] = field(default_factory=list)
     sessions: int = 0
     restarts: int = 0
@@ -93,7 +99,8 @@ class WorkerPool:
         env_id: what the workers build (a registered id, family or ``module:Class``).
         size: number of worker processes.
         start_method: ``"spawn"`` or ``"forkserver"``.
-        step_timeout_s: a call not answered within this is failed and its worker recycled.
+        step_timeout_s: a worker that makes no progress for this long while a call waits on it
+            fails that call and is recycled (time queued behind other calls does not count).
         on_death: called with ``(slot_index, generation, reason)`` when a worker's process ends.
         on_restart: called with the slot index each time a replacement is started.
     """
@@ -213,7 +220,7 @@ class WorkerPool:
         message_id = next(self._ids)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[OpResult]] = loop.create_future()
-        slot.pending[message_id] = (future, time.monotonic() + self._timeout)
+        slot.pending[message_id] = (future, time.monotonic())
         # Calls made in the same event-loop turn travel in one frame: under load this turns
         # hundreds of small writes and worker wake-ups into a few.
         if not slot.outbox:
@@ -235,11 +242,14 @@ class WorkerPool:
         try:
             while True:
                 payload = await _read_frame(reader)
+                slot.progress_at = time.monotonic()
                 answers = pickle.loads(payload)
                 if answers[0] == "hello":
                     slot.pid = answers[1]
                     slot.failed_starts = 0
                     slot.ready.set()
+                    continue
+                if answers[0] == "progress":  # a long frame is still running, op by op
                     continue
                 for message_id, results in answers:
                     entry = slot.pending.pop(message_id, None)
@@ -292,13 +302,19 @@ class WorkerPool:
             await asyncio.sleep(interval)
             now = time.monotonic()
             for slot in self.slots:
-                expired = [(mid, entry) for mid, entry in slot.pending.items() if entry[1] < now]
-                if not expired or slot.killed_for_timeout:
+                if not slot.pending or slot.killed_for_timeout:
                     continue
-                for mid, (future, _deadline) in expired:
-                    slot.pending.pop(mid, None)
-                    if not future.done():
-                        future.set_exception(WorkerTimedOut(self._timeout))
+                # The worker answers in order, so the oldest unanswered call is the one it is
+                # running. Its clock starts when it was sent or when the worker last reported
+                # progress, whichever is later: waiting behind other sessions' steps is not
+                # this step taking too long.
+                mid, (future, sent_at) = next(iter(slot.pending.items()))
+                if max(sent_at, slot.progress_at) + self._timeout > now:
+                    continue
+                slot.pending.pop(mid, None)
+                if not future.done():
+                    future.set_exception(WorkerTimedOut(self._timeout))
+                # The calls queued behind it fail with WorkerDied (SESSION_LOST) when it dies.
                 self.kill(slot, for_timeout=True)
 
     def kill(self, slot: WorkerSlot, *, for_timeout: bool = False) -> None:

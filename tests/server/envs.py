@@ -2,17 +2,19 @@
 
 ``CounterEnv`` echoes the action and counts steps (a trivial, deterministic text env).
 ``CrashyEnv`` is a counter whose actions can misbehave on purpose: ``crash`` kills the worker
-process (``os._exit``), ``sleep:<s>`` blocks for ``s`` seconds (step timeouts) and ``raise``
-raises (``EXECUTION_ERROR``).
+process (``os._exit``), ``sleep:<s>`` blocks for ``s`` seconds (step timeouts), ``raise``
+raises (``EXECUTION_ERROR``) and ``raise-odd-detail`` raises an envhub error whose detail is not JSON.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Sequence
 
 from envhub.core.env import AgentEnv, Outcome
+from envhub.core.errors import ConfigurationError
 
 __all__ = ["CounterEnv", "CrashyEnv"]
 
@@ -63,4 +65,7 @@ class CrashyEnv(CounterEnv):
             time.sleep(float(action.partition(":")[2]))
         if action == "raise":
             raise RuntimeError("CrashyEnv was asked to raise")
+        if action == "raise-odd-detail":
+            # An envhub error whose detail JSON cannot hold as is (a set, a lock).
+            raise ConfigurationError("CrashyEnv odd detail", tags={"a"}, lock=threading.Lock())
         return super()._step(action)

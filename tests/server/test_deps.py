@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
@@ -15,13 +18,20 @@ from .conftest import COUNTER, TOKEN, error_code
 PROTECTED = [
     ("POST", "/v1/sessions", {}),
     ("GET", "/v1/sessions/s-x", None),
+    ("DELETE", "/v1/sessions/s-x", None),
+    ("POST", "/v1/sessions/s-x/reset", {}),
+    ("POST", "/v1/sessions/s-x/step", {"action": "x"}),  # answered by the hot path, not FastAPI
+    ("POST", "/v1/batch/reset", []),
     ("POST", "/v1/groups", {"group_size": 1}),
     ("POST", "/v1/batch/step", []),
     ("GET", "/v1/tasks", None),
     ("GET", "/v1/debug/workers", None),
     ("GET", "/metrics", None),
     ("POST", "/reset", {}),
+    ("POST", "/step", {"action": {"action": "x"}}),
+    ("GET", "/state", None),
     ("GET", "/schema", None),
+    ("GET", "/metadata", None),
 ]
 
 
@@ -53,3 +63,15 @@ def test_right_token_is_served(token_server: RunningServer) -> None:
 def test_health_and_ready_stay_open(token_server: RunningServer) -> None:
     assert httpx.get(token_server.base_url + "/health").status_code == 200
     assert httpx.get(token_server.base_url + "/ready").status_code == 200
+
+
+def test_websocket_without_token_is_refused_and_with_it_is_served(token_server: RunningServer) -> None:
+    url = token_server.ws_url + "/ws"
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        with pytest.raises(InvalidStatus), connect(url, additional_headers=headers):
+            pass
+    for target, headers in ((url, {"Authorization": f"Bearer {TOKEN}"}), (f"{url}?token={TOKEN}", {})):
+        with connect(target, additional_headers=headers) as ws:
+            ws.send(json.dumps({"type": "reset", "data": {}}))
+            assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+            ws.send(json.dumps({"type": "close"}))

@@ -86,11 +86,11 @@ def test_state_schema_metadata_health_match_openenv_models(client: httpx.Client)
     assert HealthResponse.model_validate(client.get("/health").json()).status == "healthy"
 
 
-def _ws(server: RunningServer, messages: list[dict[str, object] | str]) -> list[dict[str, object]]:
+def _ws(server: RunningServer, messages: list[dict[str, object] | str | bytes]) -> list[dict[str, object]]:
     replies = []
     with connect(server.ws_url + "/ws") as ws:
         for message in messages:
-            ws.send(message if isinstance(message, str) else json.dumps(message))
+            ws.send(message if isinstance(message, str | bytes) else json.dumps(message))
             replies.append(json.loads(ws.recv(timeout=30)))
         ws.send(json.dumps({"type": "close"}))
     return replies
@@ -128,6 +128,20 @@ def test_ws_errors_use_openenv_codes_and_keep_the_connection(
     error, after = _ws(server, [message, {"type": "reset", "data": {}}])
     assert error["type"] == "error" and error["data"]["code"] == code
     assert after["type"] == "observation"
+
+
+def test_ws_binary_frames_are_read_as_utf8_json_and_garbage_is_invalid_json(server: RunningServer) -> None:
+    reset, garbage, step = _ws(
+        server,
+        [
+            b'{"type": "reset", "data": {"task_id": "t3"}}',
+            b"\xff\xfe\x00",
+            {"type": "step", "data": {"action": "a"}},
+        ],
+    )
+    assert reset["type"] == "observation" and reset["data"]["observation"]["text"].startswith("task t3")
+    assert garbage["type"] == "error" and garbage["data"]["code"] == "INVALID_JSON"
+    assert step["type"] == "observation" and step["data"]["observation"]["text"] == "echo a #1"
 
 
 def test_ws_session_is_closed_when_the_client_leaves(server: RunningServer, client: httpx.Client) -> None:

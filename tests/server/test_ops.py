@@ -57,3 +57,46 @@ def test_metrics_count_steps_resets_and_errors(client: httpx.Client) -> None:
         "envhub_sessions_reaped_total",
     ):
         assert name in text, name
+
+
+def test_openapi_types_every_endpoint_and_docs_are_served(client: httpx.Client) -> None:
+    spec = client.get("/openapi.json").json()
+    operations = {
+        (method.upper(), path): op for path, ops in spec["paths"].items() for method, op in ops.items()
+    }
+    assert set(operations) == {
+        ("GET", "/health"),
+        ("GET", "/ready"),
+        ("GET", "/metrics"),
+        ("GET", "/v1/debug/workers"),
+        ("POST", "/v1/sessions"),
+        ("POST", "/v1/sessions/{session_id}/reset"),
+        ("POST", "/v1/sessions/{session_id}/step"),
+        ("GET", "/v1/sessions/{session_id}"),
+        ("DELETE", "/v1/sessions/{session_id}"),
+        ("GET", "/v1/tasks"),
+        ("POST", "/v1/groups"),
+        ("POST", "/v1/batch/step"),
+        ("POST", "/v1/batch/reset"),
+        ("POST", "/reset"),
+        ("POST", "/step"),
+        ("GET", "/state"),
+        ("GET", "/schema"),
+        ("GET", "/metadata"),
+    }
+    error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+    for (method, path), op in operations.items():
+        responses = op["responses"]
+        success = [status for status in responses if status.startswith("2")]
+        assert len(success) == 1, (method, path)
+        content = responses[success[0]]["content"]
+        if path == "/metrics":
+            assert "text/plain" in content
+        else:
+            assert "$ref" in content["application/json"]["schema"], (method, path)  # a named model
+        if path not in ("/health", "/ready"):
+            assert responses["401"]["content"]["application/json"]["schema"] == error_ref, (method, path)
+        if "requestBody" in op or op.get("parameters"):
+            assert responses["422"]["content"]["application/json"]["schema"] == error_ref, (method, path)
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and "/openapi.json" in docs.text

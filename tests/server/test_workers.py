@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -42,6 +43,22 @@ def test_env_exception_is_500_execution_error_and_session_survives(crashy: httpx
     assert crashy.post(f"/v1/sessions/{sid}/step", json={"action": "ok"}).status_code == 200
 
 
+def test_env_error_with_a_detail_json_cannot_hold_is_answered_and_the_worker_survives(
+    crashy: httpx.Client,
+) -> None:
+    _wait_ready(crashy)
+    sid, _ = new_session(crashy)
+    restarts = sum(w["restarts"] for w in crashy.get("/v1/debug/workers").json()["workers"])
+    response = crashy.post(f"/v1/sessions/{sid}/step", json={"action": "raise-odd-detail"})
+    assert response.status_code == 400
+    assert error_code(response) == "INVALID_CONFIG"
+    assert response.json()["detail"]["tags"] == ["a"]
+    slots = crashy.post("/v1/batch/step", json=[{"session_id": sid, "action": "raise-odd-detail"}]).json()
+    assert slots["results"][0]["error"]["code"] == "INVALID_CONFIG"
+    assert crashy.post(f"/v1/sessions/{sid}/step", json={"action": "ok"}).status_code == 200
+    assert sum(w["restarts"] for w in crashy.get("/v1/debug/workers").json()["workers"]) == restarts
+
+
 def test_slow_step_is_504_then_session_lost_and_worker_replaced(crashy: httpx.Client) -> None:
     _wait_ready(crashy)
     sid, _ = new_session(crashy)
@@ -72,3 +89,41 @@ def test_crash_in_a_batch_fails_only_that_workers_items(crashy: httpx.Client) ->
     _wait_ready(crashy)
     assert crashy.get("/health").json()["status"] == "healthy"
     assert "envhub_sessions_lost_total" in crashy.get("/metrics").text
+
+
+# -- the step timeout measures the step, not the queue in front of it ---------------------------
+
+
+@pytest.fixture(scope="module")
+def one_slow_worker() -> Iterator[RunningServer]:
+    with serve_in_thread(ServerSettings(env_id=CRASHY, workers=1, step_timeout=2.5)) as running:
+        yield running
+
+
+def test_steps_queued_behind_slow_steps_are_not_timed_out(one_slow_worker: RunningServer) -> None:
+    # Each step sleeps 1.2 s (under the 2.5 s timeout); on one worker the later ones wait for the
+    # earlier ones, so the last is answered 3.6 s after being sent. Waiting is not a slow step.
+    with httpx.Client(base_url=one_slow_worker.base_url, timeout=30) as c:
+        ids = [new_session(c)[0] for _ in range(3)]
+
+    def slow_step(sid: str) -> httpx.Response:
+        with httpx.Client(base_url=one_slow_worker.base_url, timeout=30) as h:
+            return h.post(f"/v1/sessions/{sid}/step", json={"action": "sleep:1.2"})
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        responses = list(pool.map(slow_step, ids))
+    assert [r.status_code for r in responses] == [200, 200, 200], [r.text for r in responses]
+    with httpx.Client(base_url=one_slow_worker.base_url, timeout=30) as c:
+        assert c.get("/v1/debug/workers").json()["workers"][0]["restarts"] == 0
+
+
+def test_a_batch_longer_than_the_timeout_with_no_slow_item_is_answered(
+    one_slow_worker: RunningServer,
+) -> None:
+    with httpx.Client(base_url=one_slow_worker.base_url, timeout=30) as c:
+        sid, _ = new_session(c)
+        items = [{"session_id": sid, "action": "sleep:0.9"} for _ in range(3)]  # 2.7 s in one message
+        slots = c.post("/v1/batch/step", json=items).json()["results"]
+        assert [s["ok"] for s in slots] == [True, True, True], slots
+        assert [s["result"]["step_count"] for s in slots] == [1, 2, 3]
+        assert c.get("/v1/debug/workers").json()["workers"][0]["restarts"] == 0

@@ -9,10 +9,13 @@ the last ``k`` records formatted in one of the reference formats
 style      one line per step (``t`` is the 1-based global step number)
 ========== ====================================================================
 ``step``   ``[Observation t: '<obs>', Action t: '<action>']`` (verl-agent)
-``search`` ``Step t: <search>q</search> <information>…</information>``
-``ocr``    ``[Observation]: <obs> [Action]: <action>`` (AgentOCR; newlines folded)
+``search`` ``Step t:<search>q</search> <information>…</information>`` + ``\n`` (verl-agent)
+``ocr``    ``[Observation]: <obs> [Action]: <action>`` (AgentOCR; each newline -> a space)
 ``ocr-search`` ``<search>q</search> <information>…</information>`` (AgentOCR search)
 ========== ====================================================================
+
+Lines are joined by ``\n``. As in verl-agent's ``SearchMemory``, each ``search`` entry ends
+with its own newline, so the joined text has a blank line between steps.
 """
 
 from __future__ import annotations
@@ -72,9 +75,10 @@ class HistoryWindow:
 
 
 def _fold(text: str) -> str:
-    # AgentOCR keeps one step per rendered line: newlines become spaces, and a literal \" that
-    # came from JSON-escaped text is turned back into a quote.
-    return " ".join(text.replace('\\"', '"').replace("\r", " ").replace("\n", " ").split())
+    # AgentOCR keeps one step per rendered line: every newline becomes one space (other
+    # whitespace is kept, as the reference keeps it), and a literal \" that came from
+    # JSON-escaped text is turned back into a quote.
+    return text.replace('\\"', '"').replace("\r", " ").replace("\n", " ")
 
 
 def _search_pair(r: MemoryRecord) -> str:
@@ -93,7 +97,8 @@ def _step_line(t: int, r: MemoryRecord) -> str:
 
 
 def _search_line(t: int, r: MemoryRecord) -> str:
-    return f"Step {t}: {_search_pair(r)}"
+    # verl-agent's SearchMemory: no space after the colon, and a newline closing each entry.
+    return f"Step {t}:{_search_pair(r)}\n"
 
 
 def _ocr_line(t: int, r: MemoryRecord) -> str:

@@ -8,20 +8,26 @@ returns a :class:`Projection`; none of them raises. The rules reproduce verl-age
 rule               behaviour
 ================== ===========================================================================
 ``alfworld``       lower-case; action = text between the first ``<action>`` and the first
-                   ``</action>``; valid only with both action tags, both ``<think>`` tags and no
-                   CJK character; without action tags the env gets the last 30 characters
+                   ``</action>`` (``""`` when the first ``</action>`` comes before it, as the
+                   reference's slice gives); valid only with both action tags, both ``<think>``
+                   tags (matched case-sensitively in the original text) and no Chinese ideograph
+                   (U+4E00-U+9FFF); without action tags the env gets the last 30 characters
                    (also registered as ``think_action``, its generic name)
 ``webshop``        the same, with the last 20 characters
-``agentocr``       the ALFWorld rule, plus: a repeated ``<action>``/``<think>`` tag is invalid
-                   and a missing action sends ``""`` instead of the tail
-``search``         the first ``<search>…</search>`` block, else the first ``<answer>…</answer>``;
-                   invalid when neither, when both kinds appear, when either repeats, or on CJK
+``agentocr``       the ALFWorld rule, plus: a repeated ``<action>``/``</action>`` tag gives an
+                   invalid ``""``, a repeated ``<think>``/``</think>`` is invalid, and a missing
+                   action sends ``""`` instead of the tail
+``search``         the first ``<search>…</search>`` block, else the first ``<answer>…</answer>``,
+                   looked for in the text cut after its first ``</search>`` (else ``</answer>``);
+                   invalid when neither, when both kinds appear or when either repeats (no CJK
+                   rule: the reference has none for search)
 ``tool_call``      ``<tool_call>{json}</tool_call>``, OpenAI function-call JSON, or
                    ``name(arg=value, …)``; the first call wins; other text is a message
 ================== ===========================================================================
 
 :func:`parse_compression` reads AgentOCR's ``<compression>c</compression>`` tag: a float, NaN or
-inf -> 1, clamped to [1, 5], missing or unparsable -> 1, more than one tag -> invalid.
+inf -> 1, clamped to [1, 5], missing or unparsable -> 1, more than one tag -> invalid (the
+factor is still read from the first pair, as AgentOCR does).
 """
 
 from __future__ import annotations
@@ -52,15 +58,17 @@ __all__ = [
     "project_tool_call",
 ]
 
-# CJK ideographs (incl. extension A and compatibility), kana and Hangul: the reference rejects
-# Chinese characters, and the other CJK scripts are as foreign to these envs' action grammars.
+# CJK ideographs (incl. extension A and compatibility), kana and Hangul, for has_cjk().
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_COMPRESSION = re.compile(r"<compression>(.*?)</compression>", re.DOTALL)
+# The reference's validity rule rejects exactly the CJK Unified Ideographs block; kana or
+# Hangul alone leave an output valid there, so the think/action rule uses this narrower set.
+_REFERENCE_CJK = re.compile(r"[\u4e00-\u9fff]")
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL | re.IGNORECASE)
 _CODE_FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
 _CALL_SYNTAX = re.compile(r"^[A-Za-z_][\w.]*\s*\(.*\)$", re.DOTALL)
 _PARSE_ERRORS = (ValueError, TypeError, SyntaxError, RecursionError, MemoryError, OverflowError)
 COMPRESSION_RANGE = (1.0, 5.0)
+_REPEATED_ACTION = "repeated <action> or </action> tag"
 
 Kind = Literal["action", "search", "answer", "tool_call", "message", "none"]
 
@@ -144,24 +152,32 @@ def project_think_action(
         tail_chars: characters of the (lower-cased) text sent when there are no action tags
             (30 ALFWorld, 20 WebShop); the env then usually answers "Nothing happens.".
         fallback: ``"tail"`` (reference) or ``"empty"`` (send ``""`` when there is no action).
-        strict_tags: also reject a repeated ``<action>`` or ``<think>`` tag (AgentOCR's rule).
+        strict_tags: AgentOCR's rule: a repeated ``<action>`` or ``</action>`` tag (any case)
+            makes the output invalid with action ``""``; a repeated ``<think>`` or ``</think>``
+            (case-sensitive) makes it invalid.
 
     Returns:
         The projection; ``kind`` is ``action``.
     """
-    text = as_text(output).lower()
+    original = as_text(output)
+    text = original.lower()
+    if strict_tags and (text.count("<action>") > 1 or text.count("</action>") > 1):
+        # AgentOCR stops here: no action, and nothing else is checked.
+        return Projection(action="", is_valid=False, reason=_REPEATED_ACTION, kind="action")
     start, end = text.find("<action>"), text.find("</action>")
-    tagged = start != -1 and end > start
+    tagged = start != -1 and end != -1
     if tagged:
+        # As the reference slices: a first </action> before <action> gives "" (and stays valid).
         action = text[start + len("<action>") : end].strip()
     else:
         action = text[-tail_chars:] if fallback == "tail" and tail_chars > 0 else ""
-    repeated = strict_tags and (text.count("<action>") > 1 or text.count("<think>") > 1)
+    repeated = strict_tags and (original.count("<think>") > 1 or original.count("</think>") > 1)
     reason = _why(
         "" if tagged else "no <action>…</action> block",
-        "" if "<think>" in text and "</think>" in text else "no <think>…</think> block",
-        "CJK characters in the output" if has_cjk(text) else "",
-        "repeated <action> or <think> tag" if repeated else "",
+        # The reference looks for the think tags in the original text, so <THINK> does not count.
+        "" if "<think>" in original and "</think>" in original else "no <think>…</think> block",
+        "Chinese characters in the output" if _REFERENCE_CJK.search(original) else "",
+        "repeated <think> tag" if repeated else "",
     )
     return Projection(action=action, is_valid=not reason, reason=reason, kind="action")
 
@@ -179,7 +195,9 @@ def _first_block(text: str, low: str, tag: str) -> str | None:
 def project_search_answer(output: object, *, require_think: bool = False) -> Projection:
     """The search-QA rule: one ``<search>query</search>`` or one ``<answer>…</answer>``.
 
-    Tags match case-insensitively; the content keeps its case. The action is the block with
+    Tags match case-insensitively; the content keeps its case. As in the reference, the blocks
+    are looked for in the text cut after its first ``</search>`` (else ``</answer>``), and the
+    language of the text does not matter (no CJK rule). The action is the block with
     normalised tags, e.g. ``<search>capital of France</search>``, also when the text is invalid
     for another reason (the env acts on it; the trainer penalises the flag).
 
@@ -190,11 +208,20 @@ def project_search_answer(output: object, *, require_think: bool = False) -> Pro
     Returns:
         The projection; ``kind`` is ``search``, ``answer`` or ``none``.
     """
-    text = as_text(output)
+    original = as_text(output)
+    whole = original.lower()
+    n_search, n_answer = whole.count("<search>"), whole.count("<answer>")
+    # The reference first cuts the text after its first "</search>" (else "</answer>"), matched
+    # case-sensitively, then looks for the blocks; so "</search> <search>q</search>" has none.
+    text = original
+    for closing in ("</search>", "</answer>"):
+        cut = original.find(closing)
+        if cut != -1:
+            text = original[: cut + len(closing)]
+            break
     low = text.lower()
     if len(low) != len(text):  # lower() changed lengths (e.g. 'İ'); keep indices aligned
         text = low
-    n_search, n_answer = low.count("<search>"), low.count("<answer>")
     query, answer = _first_block(text, low, "search"), _first_block(text, low, "answer")
     if query is not None:
         action, kind = f"<search>{query}</search>", "search"
@@ -207,7 +234,6 @@ def project_search_answer(output: object, *, require_think: bool = False) -> Pro
         "both <search> and <answer> tags" if n_search and n_answer else "",
         "more than one <search> tag" if n_search > 1 else "",
         "more than one <answer> tag" if n_answer > 1 else "",
-        "CJK characters in the output" if has_cjk(text) else "",
         "no <think>…</think> block" if require_think and not ("<think>" in low and "</think>" in low) else "",
     )
     return Projection(action=action, is_valid=not reason, reason=reason, kind=kind)  # type: ignore[arg-type]
@@ -312,25 +338,30 @@ def project_tool_call(output: object) -> Projection:
 def parse_compression(output: object) -> CompressionTag:
     """Read AgentOCR's ``<compression>c</compression>`` tag.
 
+    As AgentOCR's projection: the factor is the text between the first ``<compression>`` and
+    the first ``</compression>`` (any case) read as a float; NaN or inf gives 1, other values
+    are clamped to [1, 5]; a missing tag or an unparsable value gives 1. More than one opening
+    or closing tag makes the output invalid, and the factor is still read from the first pair.
+
     Returns:
-        The factor (1.0 when missing, unparsable, NaN or inf; else clamped to [1, 5]) and the
-        validity (a repeated tag is invalid, with factor 1.0).
+        The factor and whether the tag use was valid.
     """
     low = as_text(output).lower()
-    count = low.count("<compression>")
-    if count == 0:
-        return CompressionTag(1.0, True)
-    if count > 1:
-        return CompressionTag(1.0, False, "more than one <compression> tag")
-    match = _COMPRESSION.search(low)
-    try:
-        value = float(match.group(1).strip()) if match else 1.0
-    except _PARSE_ERRORS:
-        value = 1.0
+    repeated = low.count("<compression>") > 1 or low.count("</compression>") > 1
+    start, end = low.find("<compression>"), low.find("</compression>")
+    value = 1.0
+    if start != -1 and end != -1:
+        try:
+            value = float(low[start + len("<compression>") : end].strip())
+        except _PARSE_ERRORS:
+            value = 1.0
     if math.isnan(value) or math.isinf(value):
         value = 1.0
     low_bound, high_bound = COMPRESSION_RANGE
-    return CompressionTag(min(high_bound, max(low_bound, value)), True)
+    factor = min(high_bound, max(low_bound, value))
+    if repeated:
+        return CompressionTag(factor, False, "more than one <compression> tag")
+    return CompressionTag(factor, True)
 
 
 PROJECTIONS: Mapping[str, Callable[[object], Projection]] = MappingProxyType(
@@ -368,5 +399,7 @@ def project(output: object, rule: str, *, compression: bool = False) -> Projecti
     if not compression:
         return result
     tag = parse_compression(output)
+    # AgentOCR keeps factor 1 for an answer (search) and when it rejected repeated action tags.
+    factor = 1.0 if result.kind == "answer" or result.reason == _REPEATED_ACTION else tag.factor
     reason = _why(result.reason, tag.reason)
-    return replace(result, is_valid=result.is_valid and tag.is_valid, reason=reason, compression=tag.factor)
+    return replace(result, is_valid=result.is_valid and tag.is_valid, reason=reason, compression=factor)

@@ -30,7 +30,8 @@ class RenderConfig:
         font_size: DejaVu Sans Mono size in pixels (10 for ALFWorld-style, 12 for search).
         width: width of the text area in pixels (392 ALFWorld, 560 search); fixed.
         padding: white border added around the (possibly compressed) stack.
-        min_side: the smallest text-area side (28: one merged Qwen2.5-VL patch).
+        min_side: the side of the blank page and the smallest side of a compressed image
+            (28: one merged Qwen2.5-VL patch); an uncompressed history is as tall as its lines.
         max_height: the tallest image; lines past it are cut off, never squeezed.
         highlights: markers drawn in colour, e.g. ``[Observation]`` blue and ``[Action]`` red.
         text_color: colour of ordinary text.

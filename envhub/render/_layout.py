@@ -19,11 +19,11 @@ from envhub.core.errors import ConfigurationError
 
 __all__ = ["FontMetrics", "font_path", "load_font", "sanitize_text", "split_segments", "wrap_text"]
 
-# 88 printable characters of every class a history line holds (letters, digits, brackets,
-# quotes, punctuation); its bounding box gives the average glyph width and the line height.
-_METRIC_SAMPLE = (
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .,;:!?'\"()[]{}<>@#$%&*-_=+/|"
-)
+# The 88-character sample AgentOCR measures (letters, digits, a space, punctuation, brackets
+# and symbols, in this order); its bounding box gives the average glyph width and the line
+# height. The exact set matters: the bbox spans first to last glyph, so another sample shifts
+# the average width and, at some widths, the characters per line.
+_METRIC_SAMPLE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .,;:!?()[]{}@#$%^&*-_=+/\\"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -108,9 +108,11 @@ def split_segments(history: str | Sequence[str]) -> list[str]:
 def wrap_text(text: str, chars_per_line: int, max_lines: int | None = None) -> list[str]:
     """Wrap ``text`` greedily by character count.
 
-    Words (runs of non-space) are placed on the current line while they fit; a word longer than
-    a whole line is cut into ``chars_per_line``-sized pieces, the last piece starting the next
-    line. Newlines start a new line; blank paragraphs are dropped (segments never hold them).
+    As AgentOCR's character-count wrap: each paragraph (newlines start one) is stripped; one
+    that fits in a line is kept verbatim, inner spaces included. Longer ones are split into
+    words (runs of non-space), placed on the current line while they fit; a word longer than a
+    whole line is cut into ``chars_per_line``-sized pieces, each on a line of its own (the
+    next word starts a new line). Blank paragraphs are dropped (segments never hold them).
 
     Args:
         text: the text of one segment.
@@ -125,22 +127,32 @@ def wrap_text(text: str, chars_per_line: int, max_lines: int | None = None) -> l
     width = max(1, chars_per_line)
     limit = max_lines if max_lines is not None else len(text) + 1  # a bound never reached
     lines: list[str] = []
-    for paragraph in text.split("\n"):
+    for raw in text.split("\n"):
+        paragraph = raw.strip()
+        if not paragraph:
+            continue
+        if len(lines) >= limit:
+            break
+        if len(paragraph) <= width:
+            lines.append(paragraph)  # the reference's fast path: no re-spacing
+            continue
         current = ""
         for word in paragraph.split():
             if len(lines) >= limit:
                 return lines[:limit]
             if not current and len(word) <= width:
                 current = word
-            elif len(current) + 1 + len(word) <= width:
+            elif current and len(current) + 1 + len(word) <= width:
                 current = f"{current} {word}"
             else:
                 if current:
                     lines.append(current)
-                cut = (len(word) - 1) // width * width  # whole pieces; the rest starts a line
-                stop = min(cut, max(0, limit - len(lines)) * width)  # no more pieces than wanted
-                lines.extend(word[i : i + width] for i in range(0, stop, width))
-                current = word[cut:]
+                current = ""
+                if len(word) > width:
+                    stop = min(len(word), max(0, limit - len(lines)) * width)  # no more pieces than wanted
+                    lines.extend(word[i : i + width] for i in range(0, stop, width))
+                else:
+                    current = word
         if current:
             lines.append(current)
     return lines[:limit]

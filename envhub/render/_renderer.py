@@ -100,7 +100,7 @@ class HistoryRenderer:
         >>> renderer = HistoryRenderer(RenderConfig.alfworld(), cache=SegmentCache())
         >>> out = renderer.render(["[Observation]: You are in a room. [Action]: look"])
         >>> out.size, out.misses
-        ((402, 38), 1)
+        ((402, 22), 1)
     """
 
     def __init__(
@@ -137,7 +137,8 @@ class HistoryRenderer:
 
         Args:
             history: the history; blank lines are ignored; an empty history gives AgentOCR's
-                blank page, ``min_side`` x ``min_side`` plus padding.
+                blank page, ``min_side`` x ``min_side`` plus padding. A non-empty one is as
+                tall as its lines (plus padding), however few.
             compression: factor c from the agent's previous ``<compression>`` tag (1 = none).
 
         Returns:
@@ -197,12 +198,12 @@ class HistoryRenderer:
 
     def _compose(self, tiles: list[NDArray[np.uint8]], used: int, factor: float) -> NDArray[np.uint8]:
         cfg = self.config
-        if not tiles:
+        if not tiles or used == 0:
             return self._blank(cfg.min_side + 2 * cfg.padding, cfg.min_side + 2 * cfg.padding)
-        parts = [self._pad_rows, *tiles]
-        if used < cfg.min_side:
-            parts.append(self._blank(cfg.min_side - used, self._page_width))
-        page = np.concatenate([*parts, self._pad_rows])
+        # No minimum height for a non-empty history: AgentOCR renders its segments with
+        # min_height 0, so one 12 px line gives a 12 + 2 * padding page (min_side only bounds
+        # the blank page and compressed sides).
+        page = np.concatenate([self._pad_rows, *tiles, self._pad_rows])
         if factor == 1.0:
             return page
         pad = cfg.padding

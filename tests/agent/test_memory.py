@@ -64,9 +64,11 @@ def test_step_format_matches_verl_agent() -> None:
 def test_ocr_format_folds_newlines_and_unescapes_quotes() -> None:
     memory = EpisodeMemory()
     memory.store('-= Welcome =-\n\nYou see a \\"desk\\".\r\nTask: x', "go to\ndesk 1")
+    # Each newline (and carriage return) becomes one space; other whitespace is kept, as
+    # AgentOCR's obs.replace("\n", " ") keeps it.
     assert (
         memory.window(1, "ocr").text
-        == '[Observation]: -= Welcome =- You see a "desk". Task: x [Action]: go to desk 1'
+        == '[Observation]: -= Welcome =-  You see a "desk".  Task: x [Action]: go to desk 1'
     )
 
 
@@ -78,9 +80,15 @@ def test_search_formats_pair_each_query_with_its_result() -> None:
         result="<information>Doc 1 A</information>",
     )
     memory.store("<information>Doc 1 A</information>", "<search>Ana Ruiz</search>", result="Doc 2\nB")
-    assert memory.window(4, "search").lines == (
-        "Step 1: <search>Velmora founder</search> <information>Doc 1 A</information>",
-        "Step 2: <search>Ana Ruiz</search> <information>Doc 2\nB</information>",
+    window = memory.window(4, "search")
+    assert window.lines == (
+        "Step 1:<search>Velmora founder</search> <information>Doc 1 A</information>\n",
+        "Step 2:<search>Ana Ruiz</search> <information>Doc 2\nB</information>\n",
+    )
+    # verl-agent's SearchMemory: f"Step {t}:{search} {information}\n" joined by "\n".
+    assert window.text == (
+        "Step 1:<search>Velmora founder</search> <information>Doc 1 A</information>\n"
+        "\nStep 2:<search>Ana Ruiz</search> <information>Doc 2\nB</information>\n"
     )
     assert (
         memory.window(1, "ocr-search").text == "<search>Ana Ruiz</search> <information>Doc 2 B</information>"

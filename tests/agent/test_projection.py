@@ -24,19 +24,27 @@ THINK_ACTION = [
     ("alfworld", "<think>x</think><action></action>", "", True),
     ("alfworld", "<action>look</action>", "look", False),  # no think block
     ("alfworld", "<think>x</think><action>look", "<think>x</think><action>look"[-30:].lower(), False),
-    (
-        "alfworld",
-        "<think>x</think></action>look<action>",
-        "x</think></action>look<action>",
-        False,
-    ),  # reversed tags
+    # Reversed tags: the reference slices text[start + 8 : end] with end < start, giving "",
+    # and flags the output valid (both tags and the think block are present).
+    ("alfworld", "<think>x</think></action>look<action>", "", True),
+    ("alfworld", "<THINK>x</THINK><action>look</action>", "look", False),  # think tags are case-sensitive
+    ("alfworld", "<Think>x</Think><ACTION>Look</ACTION>", "look", False),  # action tags are not
     (
         "alfworld",
         "I will go to the desk 1 now and open the drawer",
         "o the desk 1 now and open the drawer"[-30:],
         False,
     ),
-    ("alfworld", "<think>我</think><action>look</action>", "look", False),  # CJK
+    ("alfworld", "<think>我</think><action>look</action>", "look", False),  # CJK ideograph
+    ("alfworld", "<think>\u4e00</think><action>look</action>", "look", False),  # first of the block
+    ("alfworld", "<think>\u9fff</think><action>look</action>", "look", False),  # last of the block
+    (
+        "alfworld",
+        "<think>かな 한국</think><action>look</action>",
+        "look",
+        True,
+    ),  # kana/Hangul: reference allows
+    ("agentocr", "<think>我</think><action>look</action>", "look", False),
     (
         "alfworld",
         "<think>a</think><action>look</action><action>go</action>",
@@ -46,8 +54,17 @@ THINK_ACTION = [
     ("webshop", "plain text answer that is long enough to cut", "ough to cut"[-20:].rjust(20)[-20:], False),
     ("webshop", "<think>a</think><action>click[Buy Now]</action>", "click[buy now]", True),
     ("agentocr", "no tags at all in this answer", "", False),
-    ("agentocr", "<think>a</think><action>look</action><action>go</action>", "look", False),
+    # AgentOCR: repeated action tags (either one, any case) -> invalid with no action at all.
+    ("agentocr", "<think>a</think><action>look</action><action>go</action>", "", False),
+    ("agentocr", "<think>a</think><action>look</action></ACTION>", "", False),
     ("agentocr", "<think>a</think><think>b</think><action>look</action>", "look", False),
+    ("agentocr", "<think>a</think></think><action>look</action>", "look", False),
+    (
+        "agentocr",
+        "<think>a</think><THINK><action>look</action>",
+        "look",
+        True,
+    ),  # think counts are case-sensitive
     ("agentocr", "<think>a</think><action>look</action>", "look", True),
     ("alfworld", "", "", False),
 ]
@@ -84,8 +101,12 @@ SEARCH = [
     ("<answer>a</answer><answer>b</answer>", "<answer>a</answer>", "answer", False),
     ("<search>unclosed", "", "none", False),
     ("no tags", "", "none", False),
-    ("<answer>北京</answer>", "<answer>北京</answer>", "answer", False),  # CJK
-    ("</search>x<search>q</search>", "<search>q</search>", "search", True),
+    ("<answer>北京</answer>", "<answer>北京</answer>", "answer", True),  # no CJK rule for search
+    # The reference cuts the text after the first "</search>" (else "</answer>") before looking.
+    ("</search>x<search>q</search>", "", "none", False),
+    ("</answer> <answer>x</answer>", "", "none", False),
+    ("<answer>x</answer> <search>q</search>", "<search>q</search>", "search", False),
+    ("<search>a</SEARCH> b</search>", "<search>a</search>", "search", True),
 ]
 
 
@@ -163,7 +184,10 @@ COMPRESSION = [
     ("<compression>-inf</compression>", 1.0, True),
     ("<compression>abc</compression>", 1.0, True),
     ("<compression>2", 1.0, True),
-    ("<compression>2</compression><compression>3</compression>", 1.0, False),
+    # Repeated tags are invalid, but AgentOCR still reads the factor from the first pair.
+    ("<compression>2</compression><compression>3</compression>", 2.0, False),
+    ("<compression>2</compression></compression>", 2.0, False),
+    ("</compression>3<compression>", 1.0, True),  # the first closing tag comes first: nothing read
 ]
 
 
@@ -183,6 +207,21 @@ def test_repeated_compression_tag_makes_the_projection_invalid() -> None:
         "<think>a</think><action>look</action><compression>2</compression>", "agentocr", compression=True
     )
     assert (good.is_valid, good.compression) == (True, 2.0)
+
+
+def test_compression_factor_is_1_where_agentocr_does_not_read_it() -> None:
+    # Repeated action tags stop AgentOCR's projection before the tag is read; an answer
+    # (search) always has factor 1.
+    repeated = project(
+        "<think>a</think><action>x</action><action>y</action><compression>3</compression>",
+        "agentocr",
+        compression=True,
+    )
+    assert (repeated.action, repeated.is_valid, repeated.compression) == ("", False, 1.0)
+    answer = project("<answer>Paris</answer><compression>3</compression>", "search", compression=True)
+    assert (answer.is_valid, answer.compression) == (True, 1.0)
+    search = project("<search>q</search><compression>3</compression>", "search", compression=True)
+    assert (search.is_valid, search.compression) == (True, 3.0)
 
 
 ADVERSARIAL: list[object] = [

@@ -97,7 +97,7 @@ def test_search_prompt_lists_queries_with_their_information() -> None:
         family_template("search"), observation="<information>Doc 1</information>", memory=memory
     )[0]["content"]
     assert "Your question: Who founded Velmora?" in text
-    assert "Step 1: <search>Velmora founder</search> <information>Doc 1</information>" in text
+    assert "Step 1:<search>Velmora founder</search> <information>Doc 1</information>\n" in text
     assert "<answer>" in text
 
 

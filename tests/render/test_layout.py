@@ -26,6 +26,15 @@ def test_metrics_give_the_reference_characters_per_line(
     assert metrics.line_height == line_height
 
 
+def test_average_glyph_width_is_measured_on_agentocrs_88_character_sample() -> None:
+    # DejaVu Sans Mono 10: the reference's 88-character sample has a 529 px wide bbox, so
+    # 529 / 88 = 6.0114 px per character. At width 6011 that gives int(999.94) = 999 characters
+    # per line; a different sample (e.g. 547 px over 91 characters) would give 1000.
+    metrics = FontMetrics.of(load_font(10))
+    assert metrics.char_width == 529 / 88
+    assert metrics.chars_per_line(6011) == 999
+
+
 @pytest.mark.parametrize("size", [0, -3, 1.5, True])
 def test_bad_font_size_is_a_configuration_error(size: object) -> None:
     with pytest.raises(ConfigurationError, match="font_size"):
@@ -44,6 +53,12 @@ WRAPS = [
     ("ab abcdefg", 3, ["ab", "abc", "def", "g"]),
     ("one\ntwo three", 20, ["one", "two three"]),
     ("x  y\t z", 3, ["x y", "z"]),
+    # The remainder of a cut word is a line of its own, as in AgentOCR: not "fg hi".
+    ("abcdefg hi", 5, ["abcde", "fg", "hi"]),
+    ("a bcdefghij k", 4, ["a", "bcde", "fghi", "j", "k"]),
+    # A paragraph that fits is kept verbatim (stripped), its inner spaces included.
+    ("a  b", 10, ["a  b"]),
+    ("  a   b  \nc  d e f g", 5, ["a   b", "c d e", "f g"]),  # a long one is re-spaced
 ]
 
 

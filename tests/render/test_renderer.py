@@ -37,15 +37,25 @@ def test_empty_history_is_the_blank_28_pixel_page_plus_padding() -> None:
     assert out.pixels.min() == 255 and out.segments == 0
 
 
-def test_a_short_history_is_raised_to_the_minimum_height() -> None:
-    out = HistoryRenderer(RenderConfig.alfworld()).render("look")
-    assert out.size == (402, 28 + 10)
-    assert out.pixels[5 + 12 :].min() == 255  # below the one text line: white
+def test_a_short_history_is_as_tall_as_its_lines_with_no_minimum() -> None:
+    # AgentOCR renders segments with min_height 0: one 12 px line + 2 * 5 padding = 22 px,
+    # two lines 34 px (measured with its OCRTool @25736f7, cache on and off).
+    renderer = HistoryRenderer(RenderConfig.alfworld())
+    out = renderer.render("look")
+    assert out.size == (402, 12 + 10)
+    assert out.pixels[5 + 12 :].min() == 255  # below the one text line: the bottom padding
+    assert renderer.render(["look", "go to desk 1"]).size == (402, 24 + 10)
+
+
+def test_a_short_history_compresses_to_at_least_the_minimum_side() -> None:
+    # 12 px tall text area, c = 4: (max(28, int(12 / 2)), max(28, int(392 / 2))) = (28, 196).
+    out = HistoryRenderer(RenderConfig.alfworld()).render("look", compression=4.0)
+    assert out.size == (196 + 10, 28 + 10)
 
 
 def test_search_preset_uses_font_12_and_width_560() -> None:
     out = HistoryRenderer(RenderConfig.search()).render("<search>q</search> <information>Doc 1</information>")
-    assert out.size == (570, 28 + 10)  # one 15 px line, raised to the 28 px minimum
+    assert out.size == (570, 15 + 10)  # one 15 px line plus padding
 
 
 def test_lines_past_max_height_are_cut_not_squeezed() -> None:

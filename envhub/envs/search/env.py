@@ -39,8 +39,8 @@ class SearchQAEnv(AgentEnv):
 
     Any Unicode string (:class:`~envhub.core.spaces.UnicodeText`). The action is the first
     complete ``<search>…</search>`` or ``<answer>…</answer>`` block (Search-R1's rule; with
-    ``strict_parsing=True`` verl-agent's stricter rules apply: both tags, a repeated tag or
-    CJK characters make the action invalid). Anything else, or an empty query, is invalid.
+    ``strict_parsing=True`` verl-agent's stricter rules apply: both tags or a repeated tag make
+    the action invalid). Anything else, or an empty query, is invalid.
 
     ## Observation Space
 

@@ -2,13 +2,17 @@
 
 Two rule sets are offered:
 
-* ``search-r1`` (the default) reproduces Search-R1's ``llm_agent/generation.py``: the action is
-  the *first* complete ``<search>…</search>`` or ``<answer>…</answer>`` block (tags are
+* ``search-r1`` (the default) reproduces Search-R1's ``llm_agent/generation.py``: the response
+  is first cut after its first ``</search>`` (or, when there is none, after its first
+  ``</answer>``), as Search-R1 does before executing it; the action is then the *first*
+  complete ``<search>…</search>`` or ``<answer>…</answer>`` block of what is left (tags are
   case-sensitive, content may span lines and is stripped); anything without such a block
-  is invalid.
-* ``strict`` adds verl-agent's ``search_projection`` rules: a response holding both a search and
-  an answer block, more than one block of a kind, or CJK characters is invalid; tags are
-  matched case-insensitively.
+  is invalid. The cut matters only for a search block nested in an answer block:
+  ``<answer><search>x</search></answer>`` is a search for ``x``, as in Search-R1.
+* ``strict`` adds verl-agent's ``search_projection`` validity rules: a response holding both a
+  ``<search>`` and an ``<answer>`` tag, or more than one tag of a kind, is invalid; tags are
+  matched case-insensitively (after the same case-sensitive cut). Like verl-agent's search
+  projection, it has no rule about the response's language or script.
 
 Under both, an empty search query is invalid (a retriever cannot rank against nothing). An
 invalid action gets Search-R1's corrective observation, :data:`INVALID_ACTION_FEEDBACK`.
@@ -32,8 +36,6 @@ INVALID_ACTION_FEEDBACK = (
 _FIRST_BLOCK = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
 _FIRST_BLOCK_ANY_CASE = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
 _OPEN_TAG = re.compile(r"<(search|answer)>", re.IGNORECASE)
-# The CJK ranges verl-agent's projection rejects (ideographs, kana, hangul, CJK punctuation).
-_CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,16 @@ class ParsedAction:
         return self.kind != "invalid"
 
 
+def _cut_like_search_r1(text: str) -> str:
+    # Search-R1's _postprocess_responses (and verl-agent's _postprocess_action): keep the response
+    # up to its first </search>, else up to its first </answer>; the search tag is checked first,
+    # whatever comes first in the text.
+    for closing in ("</search>", "</answer>"):
+        if closing in text:
+            return text.split(closing, 1)[0] + closing
+    return text
+
+
 def parse_action(text: str, *, strict: bool = False) -> ParsedAction:
     """Parse one model response.
 
@@ -72,8 +84,7 @@ def parse_action(text: str, *, strict: bool = False) -> ParsedAction:
             return ParsedAction("invalid", reason="the response holds both a <search> and an <answer> block")
         if len(opened) > 1:
             return ParsedAction("invalid", reason=f"the response holds more than one <{opened[0]}> block")
-        if _CJK.search(text):
-            return ParsedAction("invalid", reason="the response contains CJK characters")
+    text = _cut_like_search_r1(text)
     match = (_FIRST_BLOCK_ANY_CASE if strict else _FIRST_BLOCK).search(text)
     if match is None:
         return ParsedAction(

@@ -27,6 +27,9 @@ _MALFORMED_HINT = (
     'Call a tool as <tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>, '
     "or write a plain message to the customer."
 )
+#: tau-bench's name for the message-to-the-customer action (its ReAct/Act agents write it as
+#: a call, ``{"name": "respond", "arguments": {"content": ...}}``).
+RESPOND_ACTION = "respond"
 
 
 class TauEnv(AgentEnv):
@@ -129,6 +132,17 @@ class TauEnv(AgentEnv):
         parsed = parse_action(action, self._param_order)
         if parsed.kind == "malformed":
             return self._outcome(f"Error: {parsed.text}. {_MALFORMED_HINT}", source="error", valid=False)
+        if parsed.kind == "tool" and parsed.name == RESPOND_ACTION:
+            content = parsed.arguments.get("content")
+            if not isinstance(content, str):
+                return self._outcome(
+                    'Error: a respond action needs a string "content" argument, e.g. '
+                    '{"name": "respond", "arguments": {"content": "How can I help?"}}, '
+                    "or write the message as plain text.",
+                    source="error",
+                    valid=False,
+                )
+            return self._message_step(content)
         if parsed.kind == "tool":
             return self._tool_step(parsed)
         return self._message_step(parsed.text)
@@ -207,8 +221,9 @@ class TauRetailEnv(TauEnv):
 
     Any text. One tool call per turn, in any of three forms (further calls are ignored):
     ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, OpenAI function-call JSON,
-    or ``name(arg=...)``. Anything else is a message to the customer. Malformed calls and
-    unknown tool names are invalid actions that use up the turn.
+    or ``name(arg=...)``. Anything else is a message to the customer, and so is tau-bench's
+    ``respond`` action written as a call (``{"name": "respond", "arguments": {"content":
+    ...}}``). Malformed calls and unknown tool names are invalid actions that use up the turn.
 
     ## Observation Space
 
@@ -293,8 +308,9 @@ class TauAirlineEnv(TauEnv):
 
     Any text. One tool call per turn, in any of three forms (further calls are ignored):
     ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, OpenAI function-call JSON,
-    or ``name(arg=...)``. Anything else is a message to the traveller. Malformed calls and
-    unknown tool names are invalid actions that use up the turn.
+    or ``name(arg=...)``. Anything else is a message to the traveller, and so is tau-bench's
+    ``respond`` action written as a call. Malformed calls and unknown tool names are invalid
+    actions that use up the turn.
 
     ## Observation Space
 

@@ -164,6 +164,10 @@ def safe_calculate(expression: str) -> str:
     """
     if not all(char in "0123456789+-*/(). " for char in expression):
         return "Error: invalid characters in expression"
+    if not isinstance(expression, str):
+        # A JSON list of allowed strings (or an empty list or object) passes the character
+        # check; tau-bench's eval() then rejects it with this message.
+        return "Error: eval() arg 1 must be a string, bytes or code object"
     try:
         tree = ast.parse(expression.lstrip(" "), filename="<string>", mode="eval")
         return str(round(float(_evaluate(tree)), 2))

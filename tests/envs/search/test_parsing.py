@@ -27,16 +27,23 @@ TABLE = [
     # unclosed or mismatched tags are not blocks
     ("<search>never closed", ("invalid", ""), ("invalid", "")),
     ("<search>q</answer>", ("invalid", ""), ("invalid", "")),
-    # nested: the outer block is taken whole; strict sees two tags
+    # nested: Search-R1 cuts the response after its first </search> before matching, so an
+    # answer around a search is cut open and the search wins; strict sees two tags
     ("<search>a <answer>b</answer> c</search>", ("search", "a <answer>b</answer> c"), ("invalid", "")),
-    ("<answer><search>x</search></answer>", ("answer", "<search>x</search>"), ("invalid", "")),
-    # unicode content is fine; strict rejects CJK like verl-agent
+    ("<answer><search>x</search></answer>", ("search", "x"), ("invalid", "")),
+    ("<answer>I would <search>q</search> first</answer>", ("search", "q"), ("invalid", "")),
+    # the cut is after the first </search> even when an answer block closes earlier
+    ("<answer>a</answer> then <search>q</search>", ("answer", "a"), ("invalid", "")),
+    # unicode content is fine under both (verl-agent's search projection has no script rule)
     (
         "<answer>Zürich – São Paulo 🙂</answer>",
         ("answer", "Zürich – São Paulo 🙂"),
         ("answer", "Zürich – São Paulo 🙂"),
     ),
-    ("<answer>北京</answer>", ("answer", "北京"), ("invalid", "")),
+    ("<answer>北京</answer>", ("answer", "北京"), ("answer", "北京")),
+    ("<search>東京の人口</search>", ("search", "東京の人口"), ("search", "東京の人口")),
+    # strict also cuts after the first (lower-case) </search> before looking for blocks
+    ("<search>q</answer></SEARCH>", ("invalid", ""), ("invalid", "")),
     # tag case: Search-R1 is case-sensitive, verl-agent is not
     ("<SEARCH>q</SEARCH>", ("invalid", ""), ("search", "q")),
     # an empty query cannot be searched

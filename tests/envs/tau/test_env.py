@@ -158,3 +158,30 @@ def test_rule_based_user_and_gold_agent_complete_tasks_end_to_end(env_id: str, t
         assert terminated and not truncated, task_id
         assert reward == 1.0, (task_id, info.get("reward_info"))
     env.close()
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        _call("respond", content="The price is 829.43 dollars."),
+        '{"name": "respond", "arguments": {"content": "The price is 829.43 dollars."}}',
+        'respond(content="The price is 829.43 dollars.")',
+    ],
+)
+def test_tau_bench_respond_action_is_a_message_to_the_customer(action: str) -> None:
+    # test-67 changes nothing and requires the output "829.43": saying it through tau-bench's
+    # respond action, in any call syntax, reaches the customer and counts for the outputs check.
+    env = TauRetailEnv(user=ScriptedUser("hi", ["thanks ###STOP###"]))
+    env.reset(options={"task_id": "test-67"})
+    obs, reward, terminated, _, info = env.step(action)
+    assert (obs, info["source"], info["is_action_valid"]) == ("thanks ###STOP###", "user", True)
+    assert terminated and reward == 1.0
+
+
+def test_respond_action_without_text_content_costs_a_turn() -> None:
+    env = TauRetailEnv(user=ScriptedUser("hi", ["never reached"]))
+    env.reset(options={"task_id": "test-67"})
+    obs, reward, terminated, _, info = env.step(_call("respond", text="hello"))
+    assert obs.startswith("Error: ") and '"content"' in obs
+    assert (reward, terminated, info["is_action_valid"], info["source"]) == (0.0, False, False, "error")
+    assert env.step_count == 1

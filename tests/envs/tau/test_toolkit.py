@@ -31,6 +31,10 @@ def test_calculate_matches_python_arithmetic_rounded_to_two_places(expression: s
         ("2 +", "Error: invalid syntax (<string>, line 1)"),
         ("abc", "Error: invalid characters in expression"),
         ("9 ** 9 ** 9", "Error: exponent too large"),
+        # a JSON array passes tau-bench's character check and fails in its eval()
+        ([], "Error: eval() arg 1 must be a string, bytes or code object"),
+        (["1", "+"], "Error: eval() arg 1 must be a string, bytes or code object"),
+        ({}, "Error: eval() arg 1 must be a string, bytes or code object"),
     ],
 )
 def test_calculate_errors_are_error_strings(expression: str, expected: str) -> None:

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from envhub.envs.tau.db import TauDB
-from envhub.envs.tau.toolkit import Param, ToolSpec, safe_calculate
+from envhub.envs.tau.toolkit import CALCULATE_TOOL, THINK_TOOL, TRANSFER_TOOL, Param, ToolSpec
 
 __all__ = ["AIRLINE_TOOLS", "AIRPORTS"]
 
@@ -31,18 +31,6 @@ AIRPORTS: tuple[tuple[str, str], ...] = (
 _NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
 _CERTIFICATE_NUMBERS = (3221322, 3221323, 3221324)
 _CREATED_AT = "2024-05-15T15:00:00"
-
-
-def calculate(db: TauDB, expression: str) -> str:
-    return safe_calculate(expression)
-
-
-def think(db: TauDB, thought: str) -> str:
-    return ""
-
-
-def transfer_to_human_agents(db: TauDB, summary: str) -> str:
-    return "Transfer successful"
 
 
 def get_user_details(db: TauDB, user_id: str) -> str:
@@ -376,12 +364,7 @@ AIRLINE_TOOLS: tuple[ToolSpec, ...] = (
         ),
         writes=True,
     ),
-    ToolSpec(
-        "calculate",
-        "Evaluate an arithmetic expression and return the result rounded to 2 decimals.",
-        calculate,
-        (Param("expression", "string", "Numbers, + - * /, parentheses and spaces, e.g. '2 + 2'."),),
-    ),
+    CALCULATE_TOOL,
     ToolSpec(
         "cancel_reservation",
         "Cancel a whole reservation and refund every payment.",
@@ -423,19 +406,8 @@ AIRLINE_TOOLS: tuple[ToolSpec, ...] = (
         (_USER_ID, Param("amount", "number", "The certificate amount.")),
         writes=True,
     ),
-    ToolSpec(
-        "think",
-        "Write down a thought. Reads nothing and changes nothing; use it for reasoning.",
-        think,
-        (Param("thought", "string", "The thought."),),
-    ),
-    ToolSpec(
-        "transfer_to_human_agents",
-        "Hand the conversation to a human agent with a summary. Only when the user asks for a human, or the "
-        "request cannot be handled with the available tools.",
-        transfer_to_human_agents,
-        (Param("summary", "string", "A summary of the user's issue."),),
-    ),
+    THINK_TOOL,
+    TRANSFER_TOOL,
     ToolSpec(
         "update_reservation_baggages",
         "Change the checked-bag counts of a reservation, charging extra paid bags.",

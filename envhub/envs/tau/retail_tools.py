@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from envhub.envs.tau.db import TauDB
-from envhub.envs.tau.toolkit import Param, ToolSpec, safe_calculate
+from envhub.envs.tau.toolkit import CALCULATE_TOOL, THINK_TOOL, TRANSFER_TOOL, Param, ToolSpec
 
 __all__ = ["RETAIL_TOOLS"]
 
@@ -43,18 +43,6 @@ def _address(address1: str, address2: str, city: str, state: str, country: str, 
         "country": country,
         "zip": zip,
     }
-
-
-def calculate(db: TauDB, expression: str) -> str:
-    return safe_calculate(expression)
-
-
-def think(db: TauDB, thought: str) -> str:
-    return ""
-
-
-def transfer_to_human_agents(db: TauDB, summary: str) -> str:
-    return "Transfer successful"
 
 
 def find_user_id_by_email(db: TauDB, email: str) -> str:
@@ -293,12 +281,7 @@ _CONFIRM = " Explain the details to the user and get an explicit yes before call
 
 #: The retail tools, in tau-bench's order.
 RETAIL_TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        "calculate",
-        "Evaluate an arithmetic expression and return the result rounded to 2 decimals.",
-        calculate,
-        (Param("expression", "string", "Numbers, + - * /, parentheses and spaces, e.g. '2 + 2'."),),
-    ),
+    CALCULATE_TOOL,
     ToolSpec(
         "cancel_pending_order",
         "Cancel a pending order (processed or delivered orders cannot be cancelled) and refund it: gift card "
@@ -428,17 +411,6 @@ RETAIL_TOOLS: tuple[ToolSpec, ...] = (
         ),
         writes=True,
     ),
-    ToolSpec(
-        "think",
-        "Write down a thought. Reads nothing and changes nothing; use it for reasoning or as a notepad.",
-        think,
-        (Param("thought", "string", "The thought."),),
-    ),
-    ToolSpec(
-        "transfer_to_human_agents",
-        "Hand the conversation to a human agent with a summary. Only when the user asks for a human, or the "
-        "request cannot be handled with the available tools.",
-        transfer_to_human_agents,
-        (Param("summary", "string", "A summary of the user's issue."),),
-    ),
+    THINK_TOOL,
+    TRANSFER_TOOL,
 )

@@ -18,7 +18,17 @@ from typing import Any
 
 from envhub.envs.tau.db import TauDB
 
-__all__ = ["Param", "ToolResult", "ToolSpec", "invoke_tool", "safe_calculate", "tool_schemas"]
+__all__ = [
+    "CALCULATE_TOOL",
+    "THINK_TOOL",
+    "TRANSFER_TOOL",
+    "Param",
+    "ToolResult",
+    "ToolSpec",
+    "invoke_tool",
+    "safe_calculate",
+    "tool_schemas",
+]
 
 ToolFn = Callable[..., str]
 
@@ -173,3 +183,39 @@ def safe_calculate(expression: str) -> str:
         return str(round(float(_evaluate(tree)), 2))
     except Exception as exc:
         return f"Error: {exc}"
+
+
+# -- the three tools every tau-bench domain shares ---------------------------------------------
+
+
+def _calculate(db: TauDB, expression: str) -> str:
+    return safe_calculate(expression)
+
+
+def _think(db: TauDB, thought: str) -> str:
+    return ""
+
+
+def _transfer_to_human_agents(db: TauDB, summary: str) -> str:
+    return "Transfer successful"
+
+
+CALCULATE_TOOL = ToolSpec(
+    "calculate",
+    "Evaluate an arithmetic expression and return the result rounded to 2 decimals.",
+    _calculate,
+    (Param("expression", "string", "Numbers, + - * /, parentheses and spaces, e.g. '2 + 2'."),),
+)
+THINK_TOOL = ToolSpec(
+    "think",
+    "Write down a thought. Reads nothing and changes nothing; use it for reasoning or as a notepad.",
+    _think,
+    (Param("thought", "string", "The thought."),),
+)
+TRANSFER_TOOL = ToolSpec(
+    "transfer_to_human_agents",
+    "Hand the conversation to a human agent with a summary. Only when the user asks for a human, or the "
+    "request cannot be handled with the available tools.",
+    _transfer_to_human_agents,
+    (Param("summary", "string", "A summary of the user's issue."),),
+)

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from envhub.core.env import AgentEnv, Outcome
+from envhub.core.env import Outcome
 from envhub.core.errors import ConfigurationError
 from envhub.core.tasks import NumberedTaskIds
 from envhub.envs.timeseries.actions import EXPECTED, Answer, Invalid, parse_action
+from envhub.envs.timeseries.base import SeriesToolEnv
 from envhub.envs.timeseries.generator import KINDS, Series, generate, task_rng
 from envhub.envs.timeseries.plot import plot_png
 from envhub.envs.timeseries.reward import score_answer
-from envhub.envs.timeseries.tools import run_tool, summary
+from envhub.envs.timeseries.tools import summary
 
 __all__ = ["TEST_SIZE", "TimeSeriesEnv"]
 
@@ -26,7 +26,7 @@ _INTRO = (
 )
 
 
-class TimeSeriesEnv(AgentEnv):
+class TimeSeriesEnv(SeriesToolEnv):
     """Find, classify and localise the anomaly in a univariate time series, using tools.
 
     ## Description
@@ -119,13 +119,6 @@ class TimeSeriesEnv(AgentEnv):
         self._images = images
         self._tolerance = tolerance
         self._series: Series | None = None
-        self._anchor = ""
-
-    def _task_ids(self, split: str) -> Sequence[str]:
-        return self._ids[split]
-
-    def has_task(self, task_id: str) -> bool:
-        return any(task_id in ids for ids in self._ids.values())
 
     def _reset_task(self, task_id: str) -> Outcome:
         split, _, index = task_id.rpartition("-")
@@ -143,13 +136,7 @@ class TimeSeriesEnv(AgentEnv):
         extra: dict[str, Any] = {"series_length": len(x)}
         parsed = parse_action(action, len(x))
         if isinstance(parsed, Invalid):
-            return Outcome(
-                f"Invalid action: {parsed.message}",
-                anchor=self._anchor,
-                is_action_valid=False,
-                task_score=0.0,
-                extra=extra,
-            )
+            return self._invalid(parsed.message, extra)
         if isinstance(parsed, Answer):
             score = score_answer(
                 parsed.kind,
@@ -175,10 +162,7 @@ class TimeSeriesEnv(AgentEnv):
                 task_score=score.reward,
                 extra=extra,
             )
-        result = run_tool(parsed.name, x, parsed.start, parsed.end)
-        self._anchor = result
-        extra["tool"] = parsed.name
-        return Outcome(result, task_score=0.0, extra=extra)
+        return self._tool(parsed, x, extra)
 
 
 _TEST_KINDS = np.random.default_rng([20261122, 99]).permutation(np.arange(TEST_SIZE) % len(KINDS))

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from envhub.core.env import AgentEnv, Outcome
+from envhub.core.env import Outcome
 from envhub.core.tasks import NumberedTaskIds
 from envhub.envs.timeseries.actions import Invalid, ToolCall, parse_action
+from envhub.envs.timeseries.base import SeriesToolEnv
 from envhub.envs.timeseries.data import DEFAULT_UCR_NAME, UCRDataset, find_ucr_dir, load_ucr
 from envhub.envs.timeseries.plot import plot_png
-from envhub.envs.timeseries.tools import run_tool, summary
+from envhub.envs.timeseries.tools import summary
 
 __all__ = ["TimeSeriesUCREnv"]
 
@@ -22,7 +22,7 @@ _ANSWER = re.compile(r"\banswer\s*\[([^\]]*)\]", re.IGNORECASE)
 _CLASS_TAG = re.compile(r"<class>(.*?)</class>", re.IGNORECASE | re.DOTALL)
 
 
-class TimeSeriesUCREnv(AgentEnv):
+class TimeSeriesUCREnv(SeriesToolEnv):
     """Classify a real UCR series (TimeMaster-style), inspecting it with analysis tools first.
 
     ## Description
@@ -93,19 +93,12 @@ class TimeSeriesUCREnv(AgentEnv):
         self._images = images
         self._x = np.zeros(0)
         self._label = ""
-        self._anchor = ""
-
-    def _task_ids(self, split: str) -> Sequence[str]:
-        return self._ids[split]
-
-    def has_task(self, task_id: str) -> bool:
-        return any(task_id in ids for ids in self._ids.values())
 
     def _reset_task(self, task_id: str) -> Outcome:
         split, _, index = task_id.rpartition("-")
         data = self._data[split]
         raw = data.series[int(index)]
-        self._x = np.nan_to_num(raw[~np.isnan(raw)]) if np.isnan(raw).any() else raw
+        self._x = raw[~np.isnan(raw)]  # unequal-length UCR series are NaN-padded
         self._label = data.labels[int(index)]
         observation = (
             f"Task: classify this {data.name} series. Inspect it with stats[a:b], zscore[a:b], fft[a:b] or "
@@ -124,12 +117,8 @@ class TimeSeriesUCREnv(AgentEnv):
         if answer is not None:
             label = answer.group(1).strip().strip("\"'")
             if label not in self._classes:
-                return Outcome(
-                    f"Invalid action: unknown label {label[:40]!r}; use one of {', '.join(self._classes)}.",
-                    anchor=self._anchor,
-                    is_action_valid=False,
-                    task_score=0.0,
-                    extra=extra,
+                return self._invalid(
+                    f"unknown label {label[:40]!r}; use one of {', '.join(self._classes)}.", extra
                 )
             won = label == self._label
             reward = 0.9 * float(won) + 0.1
@@ -139,13 +128,5 @@ class TimeSeriesUCREnv(AgentEnv):
         parsed = parse_action(action, len(self._x))
         if not isinstance(parsed, ToolCall):
             message = parsed.message if isinstance(parsed, Invalid) else "use answer[<label>] to answer."
-            return Outcome(
-                f"Invalid action: {message}",
-                anchor=self._anchor,
-                is_action_valid=False,
-                task_score=0.0,
-                extra=extra,
-            )
-        result = run_tool(parsed.name, self._x, parsed.start, parsed.end)
-        self._anchor = result
-        return Outcome(result, task_score=0.0, extra=extra)
+            return self._invalid(message, extra)
+        return self._tool(parsed, self._x, extra)

@@ -12,7 +12,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-app = typer.Typer(name="envhub", help="Gymnasium environments for LLM agents.", no_args_is_help=True)
+app = typer.Typer(
+    name="envhub",
+    help="Gymnasium environments for LLM agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
 data_app = typer.Typer(help="Generate or inspect environment data.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
 alfworld_data_app = typer.Typer(help="ALFWorld games: envhub's own generator.", no_args_is_help=True)
@@ -245,5 +250,16 @@ def render_history_command(
     )
 
 
+def main() -> None:
+    """Console entry point: envhub's own errors are one line and exit 2, not a traceback."""
+    from envhub.core.errors import EnvhubError
+
+    try:
+        app()
+    except EnvhubError as exc:
+        Console(stderr=True).print(f"[red]error[/] ({exc.code}): {exc.message}", soft_wrap=True)
+        raise SystemExit(2) from None
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from envhub.core.errors import UnknownEnvError
 from envhub.core.records import Group, StepBatch
 from envhub.core.registry import EnvSpec, load_entry_point
 from envhub.envs.catalog import CATALOG
@@ -68,12 +69,28 @@ def demo_env(spec: EnvSpec, *, episodes: int, group_size: int, policy_path: str)
     )
 
 
+def _selected(env_ids: list[str] | None) -> list[EnvSpec]:
+    """The specs named by ids, short names or family names (all of them when None).
+
+    Raises:
+        UnknownEnvError: a name matches no catalogue entry.
+    """
+    if not env_ids:
+        return list(CATALOG)
+    for name in env_ids:
+        if not any(name in (s.id, s.id.removeprefix("envhub/"), s.family) for s in CATALOG):
+            raise UnknownEnvError(name, [s.id for s in CATALOG])
+    return [s for s in CATALOG if {s.id, s.id.removeprefix("envhub/"), s.family} & set(env_ids)]
+
+
 def run_demo(*, episodes: int = 20, group_size: int = 2, env_ids: list[str] | None = None) -> list[DemoRow]:
-    """Demo rows for every catalogue env with data and a built-in policy."""
+    """Demo rows for every selected catalogue env with data and a built-in policy.
+
+    Raises:
+        UnknownEnvError: ``env_ids`` names an env that does not exist.
+    """
     rows: list[DemoRow] = []
-    for spec in CATALOG:
-        if env_ids and spec.id not in env_ids and spec.family not in env_ids:
-            continue
+    for spec in _selected(env_ids):
         if spec.demo_policy is None:
             continue
         status = spec.status()

@@ -10,7 +10,7 @@ from envhub.core.errors import (
     UnknownEnvError,
     UnknownTaskError,
 )
-from envhub.core.records import Group, Step, StepBatch, Trajectory, canonical_anchor
+from envhub.core.records import Group, Step, StepBatch, TokenSequence, Trajectory, canonical_anchor
 from envhub.core.registry import DataStatus, EnvSpec, load_entry_point, register_specs
 from envhub.core.spaces import UnicodeText
 from envhub.core.tasks import NumberedTaskIds
@@ -30,6 +30,7 @@ __all__ = [
     "ResetNeededError",
     "Step",
     "StepBatch",
+    "TokenSequence",
     "Trajectory",
     "UnicodeText",
     "UnknownEnvError",

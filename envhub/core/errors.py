@@ -27,9 +27,12 @@ how to fix the problem::
         ├── PayloadTooLargeError    the request body is over the limit   (413 PAYLOAD_TOO_LARGE)
         ├── RouteNotFoundError      no such endpoint or method   (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED)
         └── InternalServerError     a bug in the server itself           (500 INTERNAL_ERROR)
-    └── ClientError                 raised by envhub's HTTP clients, never sent by a server
-        ├── ServerUnreachableError  no connection to the server after retries (SERVER_UNREACHABLE)
-        └── ProtocolError           the reply is not an envhub response  (PROTOCOL_ERROR)
+    ├── ClientError                 raised by envhub's HTTP clients, never sent by a server
+    │   ├── ServerUnreachableError  no connection to the server after retries (SERVER_UNREACHABLE)
+    │   └── ProtocolError           the reply is not an envhub response  (PROTOCOL_ERROR)
+    ├── PolicyError                 a policy backend failed for good     (502 POLICY_ERROR)
+    │   └── PolicyUnavailableError  endpoint down/paused/timed out after retries (503 POLICY_UNAVAILABLE)
+    └── QueueError                  the group queue (Redis) failed        (503 QUEUE_UNAVAILABLE)
 
 Every code is a member of :class:`ErrorCode`; :func:`error_from_wire` turns a wire body back
 into the same class (the client's side of the mapping). Later layers (client, rollout) add
@@ -53,7 +56,10 @@ __all__ = [
     "ExecutionError",
     "InternalServerError",
     "PayloadTooLargeError",
+    "PolicyError",
+    "PolicyUnavailableError",
     "ProtocolError",
+    "QueueError",
     "RequestValidationError",
     "ResetNeededError",
     "RetrieverUnavailableError",
@@ -104,6 +110,9 @@ class ErrorCode(StrEnum):
     PROTOCOL_ERROR = "PROTOCOL_ERROR"
     RETRIEVER_UNAVAILABLE = "RETRIEVER_UNAVAILABLE"
     USER_SIMULATOR_FAILED = "USER_SIMULATOR_FAILED"
+    POLICY_ERROR = "POLICY_ERROR"
+    POLICY_UNAVAILABLE = "POLICY_UNAVAILABLE"
+    QUEUE_UNAVAILABLE = "QUEUE_UNAVAILABLE"
 
 
 class EnvhubError(Exception):
@@ -469,6 +478,42 @@ class ProtocolError(ClientError):
             reason=reason,
             body=body,
         )
+
+
+class PolicyError(EnvhubError):
+    """A policy backend (vLLM, any OpenAI-compatible server, in-process model) failed for good.
+
+    ``retryable`` is False: the request itself is wrong (4xx from the endpoint, a prompt over the
+    model's context, a malformed reply). Retrying the same call will fail again.
+    """
+
+    code = "POLICY_ERROR"
+    status_code = 502
+    retryable: ClassVar[bool] = False
+
+    def __init__(self, message: str, *, endpoint: str = "", **detail: Any) -> None:
+        super().__init__(message, endpoint=endpoint, **detail)
+
+
+class PolicyUnavailableError(PolicyError):
+    """The policy endpoint could not answer in time (down, paused for a weight update, overloaded).
+
+    ``retryable`` is True: the same call may succeed later (the rollout engine re-runs the group).
+    """
+
+    code = "POLICY_UNAVAILABLE"
+    status_code = 503
+    retryable: ClassVar[bool] = True
+
+
+class QueueError(EnvhubError):
+    """The finished-group queue could not be reached or answered an error (e.g. Redis is down)."""
+
+    code = "QUEUE_UNAVAILABLE"
+    status_code = 503
+
+    def __init__(self, message: str, **detail: Any) -> None:
+        super().__init__(message, **detail)
 
 
 def _error_classes() -> dict[str, type[EnvhubError]]:

@@ -2,6 +2,8 @@
 
 * :class:`Step` — one environment step of one trajectory (what the policy saw and did).
 * :class:`Trajectory` — the steps of one episode, with its return, ``won`` and length.
+* :class:`TokenSequence` — trajectory mode (Search-R1 / SkyRL): one token sequence per episode
+  (or per segment, where a chat template rewrote history), env tokens masked out of the loss.
 * :class:`Group` — the n trajectories of one task (same task id): the unit the trainer
   consumes and GRPO/GiGPO/HGPO normalise within.
 * :class:`StepBatch` — the columnar (numpy) view of many groups that :mod:`envhub.algos` takes.
@@ -29,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-__all__ = ["Group", "Step", "StepBatch", "Trajectory", "canonical_anchor"]
+__all__ = ["Group", "Step", "StepBatch", "TokenSequence", "Trajectory", "canonical_anchor"]
 
 
 class _Record(BaseModel):
@@ -84,6 +86,60 @@ class Step(_Record):
     history_image: Base64Png | None = Field(
         default=None, description="PNG of the rendered history (AgentOCR)."
     )
+    # -- LLM rollouts (None for scripted policies) ------------------------------------------
+    policy_version: int | None = Field(
+        default=None, description="Version of the policy weights that sampled the response."
+    )
+    finish_reason: str | None = Field(
+        default=None, description="Why generation stopped: 'stop', 'length', ... (OpenAI's values)."
+    )
+    token_exact: bool = Field(
+        default=True,
+        description="True when the token ids are the ones the model sampled; False when they were "
+        "re-tokenised locally from text (an endpoint that returns no token ids).",
+    )
+    timings: dict[str, float] = Field(
+        default_factory=dict, description="Seconds spent: 'policy', 'env', 'render' (what applies)."
+    )
+    history_image_ref: str | None = Field(
+        default=None, description="Where the history image lives when not inline (a URL or a content hash)."
+    )
+    vision_tokens: int | None = Field(default=None, description="Vision tokens of the history image.")
+    text_tokens: int | None = Field(
+        default=None, description="Text tokens the same history would cost as text (AgentOCR accounting)."
+    )
+
+
+class TokenSequence(_Record):
+    """Trajectory mode: the turns of one episode appended into one token sequence.
+
+    ``token_ids`` = first prompt, then for every turn the sampled response followed by the env's
+    observation tokens. ``loss_mask`` is 1 on sampled tokens and 0 on prompt and env tokens;
+    ``logprobs`` holds the sampling logprob of each sampled token and 0.0 elsewhere. A chat
+    template that rewrites earlier turns ends a segment instead of being re-tokenised:
+    ``segment`` counts them from 0 and ``first_step`` is the step index the segment starts at.
+    """
+
+    uid: str
+    traj_id: str
+    segment: int = Field(default=0, ge=0)
+    first_step: int = Field(default=0, ge=0)
+    prompt_length: int = Field(ge=0, description="Tokens of the first prompt (all masked).")
+    token_ids: list[int]
+    loss_mask: list[int]
+    logprobs: list[float]
+    policy_versions: list[int] = Field(default_factory=list, description="Policy version of each turn.")
+    reward: float = Field(default=0.0, description="The episode return, carried by the last segment.")
+
+    @model_validator(mode="after")
+    def _aligned(self) -> TokenSequence:
+        n = len(self.token_ids)
+        if len(self.loss_mask) != n or len(self.logprobs) != n:
+            raise ValueError(
+                f"token_ids, loss_mask and logprobs must have one entry per token; got {n}, "
+                f"{len(self.loss_mask)} and {len(self.logprobs)}."
+            )
+        return self
 
 
 class Trajectory(_Record):
@@ -96,6 +152,9 @@ class Trajectory(_Record):
     steps: list[Step] = Field(default_factory=list)
     won: bool = False
     task_score: float = 0.0
+    sequences: list[TokenSequence] = Field(
+        default_factory=list, description="Trajectory-mode token sequences (empty in step mode)."
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -116,6 +175,11 @@ class Group(_Record):
     env_id: str
     task_id: str
     trajectories: list[Trajectory] = Field(default_factory=list)
+    policy_version: int | None = Field(
+        default=None, description="Policy version the group was sampled at (its oldest step's)."
+    )
+    job_id: str | None = Field(default=None, description="The rollout job that produced the group.")
+    attempt: int = Field(default=0, ge=0, description="0, or how many times the group was re-run whole.")
 
     @computed_field  # type: ignore[prop-decorator]
     @property

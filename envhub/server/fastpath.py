@@ -26,9 +26,9 @@ from envhub.core.errors import (
     RequestValidationError,
     UnauthorizedError,
 )
+from envhub.core.wire import MAX_BATCH_ITEMS, BatchStepItem, StepRequest
 from envhub.server.deps import token_ok
 from envhub.server.errors import as_envhub_error
-from envhub.server.models import MAX_BATCH_ITEMS, BatchStepItem, StepRequest
 from envhub.server.routes.batch import render_slots
 
 __all__ = ["HotPath"]

@@ -27,8 +27,7 @@ from pydantic import ValidationError
 
 import envhub
 from envhub.core.errors import CapacityReachedError, EnvhubError, RequestValidationError, error_from_wire
-from envhub.server.deps import ManagerDep, require_token, websocket_token_ok
-from envhub.server.models import (
+from envhub.core.wire import (
     OpenEnvAction,
     OpenEnvMetadata,
     OpenEnvObservation,
@@ -38,6 +37,7 @@ from envhub.server.models import (
     OpenEnvStepRequest,
     OpenEnvStepResponse,
 )
+from envhub.server.deps import ManagerDep, require_token, websocket_token_ok
 from envhub.server.routes._responses import AUTH_ERRORS, SESSION_ERRORS, json_bytes
 from envhub.server.sessions import SessionManager
 

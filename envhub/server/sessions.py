@@ -32,9 +32,9 @@ from envhub.core.errors import (
     StepTimeoutError,
     error_from_wire,
 )
+from envhub.core.wire import BatchResetItem, BatchStepItem
 from envhub.server.host import OpResult
 from envhub.server.metrics import ServerMetrics
-from envhub.server.models import BatchResetItem, BatchStepItem
 from envhub.server.workers import WorkerDied, WorkerPool, WorkerSlot, WorkerTimedOut
 
 __all__ = ["SessionManager", "SessionRecord"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from envhub.server.models import BatchResetResponse, BatchStepResponse
+from envhub.core.wire import BatchResetResponse, BatchStepResponse
 
 from .conftest import error_code, new_session
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from envhub.core.wire import ResetResponse, SessionCreated, SessionState, StepResponse
 from envhub.server import ServerSettings
-from envhub.server.models import ResetResponse, SessionCreated, SessionState, StepResponse
 from envhub.server.testing import RunningServer, serve_in_thread
 
 from .conftest import COUNTER, error_code, new_session

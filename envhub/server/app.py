@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import envhub
-from envhub.core.errors import PayloadTooLargeError, UnknownEnvError
+from envhub.core.errors import PayloadTooLargeError
 from envhub.server.errors import install_error_handler
 from envhub.server.fastpath import HotPath
 from envhub.server.metrics import ServerMetrics
@@ -35,17 +35,9 @@ def check_env_id(env_id: str) -> None:
     Raises:
         UnknownEnvError: neither a catalogue id/family nor an importable ``module:Class``.
     """
-    from envhub.core.registry import load_entry_point
-    from envhub.envs.catalog import CATALOG
-    from envhub.envs.registry import get_spec
+    from envhub.envs.registry import resolve
 
-    if ":" in env_id and "/" not in env_id.partition(":")[0]:
-        try:
-            load_entry_point(env_id)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise UnknownEnvError(env_id, [s.id for s in CATALOG]) from exc
-        return
-    get_spec(env_id)
+    resolve(env_id)
 
 
 class BodyLimit:

@@ -163,11 +163,11 @@ async def metadata(request: Request) -> OpenEnvMetadata:
 @cache
 def _metadata(env_id: str) -> OpenEnvMetadata:
     from envhub.core.registry import load_entry_point
-    from envhub.envs.registry import get_spec
+    from envhub.envs.registry import resolve
 
     description, entry_point = f"envhub environment {env_id}", env_id
     with contextlib.suppress(EnvhubError):
-        spec = get_spec(env_id)
+        spec = resolve(env_id)
         description, entry_point = spec.description, spec.entry_point
     readme = None
     with contextlib.suppress(Exception):  # metadata must answer even if the env cannot import here

@@ -115,7 +115,6 @@ class SearchQAEnv(AgentEnv):
     * v0: initial version.
     """
 
-    family: ClassVar[str] = "search"
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
     default_split: ClassVar[str] = "train"
 

@@ -38,6 +38,7 @@ from envhub.core.wire import (
     OpenEnvStepResponse,
 )
 from envhub.server.deps import ManagerDep, require_token, websocket_token_ok
+from envhub.server.messages import ResetOp, StepOp
 from envhub.server.routes._responses import AUTH_ERRORS, SESSION_ERRORS, json_bytes
 from envhub.server.sessions import SessionManager
 
@@ -99,7 +100,7 @@ async def reset(
             )
         )
     extra["expires_at"] = 0.0
-    (result,) = await manager.oneshot([("reset", "@", seed, task_id, options, None, "openenv", extra)])
+    (result,) = await manager.oneshot([ResetOp("@", seed, task_id, options, None, "openenv", extra)])
     return json_bytes(_unwrap(result))
 
 
@@ -122,8 +123,8 @@ async def step(body: OpenEnvStepRequest, manager: ManagerDep, x_session_id: Sess
     extra = {"expires_at": 0.0}
     _reset_result, result = await manager.oneshot(
         [
-            ("reset", "@", None, None, {}, None, "openenv", extra),
-            ("step", "@", action, None, "openenv", extra),
+            ResetOp("@", None, None, {}, None, "openenv", extra),
+            StepOp("@", action, None, "openenv", extra),
         ]
     )
     _unwrap(_reset_result)

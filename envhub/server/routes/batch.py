@@ -15,7 +15,7 @@ from envhub.core.wire import (
     BatchStepResponse,
 )
 from envhub.server.deps import ManagerDep, require_token
-from envhub.server.host import OpResult
+from envhub.server.messages import OpResult
 from envhub.server.routes._responses import ERRORS, json_bytes
 
 __all__ = ["render_slots", "router"]

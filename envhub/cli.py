@@ -89,7 +89,7 @@ def serve_retriever_command(
     from pathlib import Path
 
     from envhub.envs.search.data import EMBEDDED_DATA_DIR
-    from envhub.envs.search.retrieval import make_retriever
+    from envhub.envs.search.retrievers import make_retriever
     from envhub.envs.search.service import serve
 
     corpus_path = Path(corpus) if corpus else EMBEDDED_DATA_DIR / "corpus.jsonl"

@@ -16,8 +16,8 @@ from envhub.envs.search.retrieval import (
     Retriever,
     format_information,
     information_observation,
-    make_retriever,
 )
+from envhub.envs.search.retrievers import make_retriever
 from envhub.envs.search.scoring import SCORERS, exact_match, normalize_answer, sub_exact_match, token_f1
 
 __all__ = ["SearchQAEnv"]

@@ -7,8 +7,8 @@ order is what serializes a session's steps, and answering a whole batch in one m
 what makes ``/v1/batch/step`` cheap. Results that go straight to a client are rendered to
 JSON bytes here, in the worker, so the server process only concatenates bytes.
 
-An operation's result is ``OpResult(True, payload)`` or ``OpResult(False, {code, message,
-detail})``; an env exception never escapes, so one bad item never fails the rest of a batch.
+An operation's result is ``(True, payload)`` or ``(False, {code, message, detail})``; an env
+exception never escapes, so one bad item never fails the rest of a batch.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from envhub.server.messages import (
     StateOp,
     StepOp,
     TasksOp,
+    from_wire,
 )
 
 __all__ = ["EnvHost", "serve_worker"]
@@ -152,7 +153,7 @@ class EnvHost:
             try:
                 results.append(self._ops[type(op)](op))
             except Exception as exc:  # the env's bug becomes this item's EXECUTION_ERROR
-                results.append(OpResult(False, _error(exc, getattr(op, "session_id", None))))
+                results.append((False, _error(exc, getattr(op, "session_id", None))))
             if progress is not None:
                 progress()
         return results
@@ -170,7 +171,7 @@ class EnvHost:
         return session
 
     def _ping(self, op: PingOp) -> OpResult:
-        return OpResult(True, os.getpid())
+        return (True, os.getpid())
 
     def _create(self, op: CreateOp) -> OpResult:
         sid, env_kwargs = op.session_id, op.env_kwargs
@@ -184,7 +185,7 @@ class EnvHost:
                 env_kwargs=sorted(env_kwargs),
             ) from exc
         self._sessions[sid] = _Session(env=env)
-        return OpResult(True, None)
+        return (True, None)
 
     def _close(self, sid: str) -> OpResult:
         session = self._sessions.pop(sid, None)
@@ -192,8 +193,8 @@ class EnvHost:
             try:
                 session.env.close()
             except Exception as exc:  # closing must always free the slot
-                return OpResult(False, _error(exc, sid))
-        return OpResult(True, None)
+                return (False, _error(exc, sid))
+        return (True, None)
 
     def _reset(self, op: ResetOp) -> OpResult:
         sid, request_id, extra = op.session_id, op.request_id, op.extra
@@ -206,7 +207,7 @@ class EnvHost:
         try:
             observation, info = session.env.reset(seed=op.seed, options=options or None)
         except Exception as exc:
-            return session.remember(request_id, OpResult(False, _error(exc, sid)))
+            return session.remember(request_id, (False, _error(exc, sid)))
         observation = str(observation)
         session.reset_done, session.done, session.step_count = True, False, 0
         session.task_id = info.get("task_id") if isinstance(info, dict) else None
@@ -232,7 +233,7 @@ class EnvHost:
                 "info": info,
                 "expires_at": extra["expires_at"],
             }
-        return session.remember(request_id, OpResult(True, _dumps(body)))
+        return session.remember(request_id, (True, _dumps(body)))
 
     def _step(self, op: StepOp) -> OpResult:
         sid, request_id, extra = op.session_id, op.request_id, op.extra
@@ -240,11 +241,11 @@ class EnvHost:
         if request_id is not None and request_id in session.answered:
             return session.answered[request_id]
         if not session.reset_done:
-            return OpResult(False, ResetNeededError(self._env_id).to_dict())
+            return (False, ResetNeededError(self._env_id).to_dict())
         try:
             observation, reward, terminated, truncated, info = session.env.step(op.action)
         except Exception as exc:
-            return session.remember(request_id, OpResult(False, _error(exc, sid)))
+            return session.remember(request_id, (False, _error(exc, sid)))
         observation, reward = str(observation), float(reward)
         terminated, truncated = bool(terminated), bool(truncated)
         session.step_count += 1
@@ -274,7 +275,7 @@ class EnvHost:
                 "step_count": session.step_count,
                 "expires_at": extra["expires_at"],
             }
-        return session.remember(request_id, OpResult(True, _dumps(body)))
+        return session.remember(request_id, (True, _dumps(body)))
 
     def _state(self, op: StateOp) -> OpResult:
         sid, extra = op.session_id, op.extra
@@ -298,7 +299,7 @@ class EnvHost:
                 "created_at": extra["created_at"],
                 "expires_at": extra["expires_at"],
             }
-        return OpResult(True, _dumps(body))
+        return (True, _dumps(body))
 
     def _tasks(self, op: TasksOp) -> OpResult:
         split, offset, limit = op.split, op.offset, op.limit
@@ -319,7 +320,7 @@ class EnvHost:
             "total": len(ids),
             "task_ids": ids[offset : offset + limit],
         }
-        return OpResult(True, _dumps(body))
+        return (True, _dumps(body))
 
 
 def serve_worker(sock: socket.socket, env_id: str) -> None:
@@ -361,7 +362,8 @@ def serve_worker(sock: socket.socket, env_id: str) -> None:
             answers: list[Answer] = []
             sent_at = reported_at = time.perf_counter()
             for call in pickle.loads(raw):
-                answers.append(Answer(call.message_id, host.run(call.ops, report_progress)))
+                ops = [from_wire(op) for op in call.ops]
+                answers.append(Answer(call.message_id, host.run(ops, report_progress)))
                 # Slow envs: answer what is done every few ms rather than at the end of the frame.
                 if time.perf_counter() - sent_at > _ANSWER_EVERY_S:
                     conn.send_bytes(pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL))

@@ -419,7 +419,7 @@ class SessionManager:
             try:
                 record = self.lookup(op.session_id)
             except EnvhubError as exc:
-                results[pos] = OpResult(False, exc.to_dict())
+                results[pos] = (False, exc.to_dict())
                 continue
             routed.setdefault(record.slot.index, []).append(
                 (pos, record, op._replace(extra={"expires_at": record.expires_at}))
@@ -455,7 +455,7 @@ class SessionManager:
                 else:
                     error, reason = SessionLostError(record.session_id, reason=exc.reason), exc.reason
                 self._bury(record.session_id, _Tombstone("lost", reason))
-                failed.append(OpResult(False, error.to_dict()))
+                failed.append((False, error.to_dict()))
             return failed
         finally:
             for record in records:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envhub.server.host import serve_worker
-from envhub.server.messages import Call, Hello, Op, OpResult, Progress
+from envhub.server.messages import Call, Hello, Op, OpResult, Progress, to_wire
 
 __all__ = ["WorkerDied", "WorkerPool", "WorkerSlot", "WorkerTimedOut"]
 
@@ -225,7 +225,7 @@ class WorkerPool:
         # hundreds of small writes and worker wake-ups into a few.
         if not slot.outbox:
             loop.call_soon(self._flush, slot)
-        slot.outbox.append(Call(message_id, ops))
+        slot.outbox.append(Call(message_id, to_wire(ops)))
         return await future
 
     def _flush(self, slot: WorkerSlot) -> None:

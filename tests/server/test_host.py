@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import json
+import pickle
 
 import numpy as np
+import pytest
 
 from envhub.envs.registry import make
 from envhub.server.host import EnvHost
-from envhub.server.messages import CloseOp, CreateOp, PingOp, ResetOp, StateOp, StepOp, TasksOp
+from envhub.server.messages import (
+    CloseOp,
+    CreateOp,
+    Op,
+    PingOp,
+    ResetOp,
+    StateOp,
+    StepOp,
+    TasksOp,
+    from_wire,
+    to_wire,
+)
 
 from .conftest import COUNTER, CRASHY
 
@@ -91,7 +104,25 @@ def test_close_all_closes_every_env() -> None:
 def test_every_op_is_a_typed_message_and_unknown_ones_are_errors() -> None:
     host = _host()
     pid, tasks, closed, bogus = host.run([PingOp(), TasksOp("test", 1, 2), CloseOp("nobody"), ("step", "a")])  # type: ignore[list-item]
-    assert pid.ok and isinstance(pid.payload, int)
-    assert json.loads(tasks.payload)["task_ids"] == ["u1", "u2"]
+    assert pid[0] and isinstance(pid[1], int)
+    assert json.loads(tasks[1])["task_ids"] == ["u1", "u2"]
     assert closed == (True, None)
-    assert not bogus.ok and bogus.payload["code"] == "EXECUTION_ERROR"  # a positional tuple is no op
+    assert not bogus[0] and bogus[1]["code"] == "EXECUTION_ERROR"  # a positional tuple is no op
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        CreateOp("a", {"prefix": "p"}),
+        ResetOp("a", 1, "t2", {}, "r-1", "openenv", {"expires_at": 9.0}),
+        StepOp("a", "go", None, "rest", {}),
+        StateOp("a", "rest", {}),
+        CloseOp("a"),
+        TasksOp(None, 0, 10),
+        PingOp(),
+    ],
+)
+def test_every_op_survives_its_wire_form(op: Op) -> None:
+    wire = to_wire([op])[0]
+    assert type(wire) is tuple
+    assert from_wire(pickle.loads(pickle.dumps(wire))) == op and type(from_wire(wire)) is type(op)

@@ -10,17 +10,13 @@ plain tuple, which a batch of thousands of steps would feel.
 
 Operations (handled by :class:`envhub.server.host.EnvHost`):
 
-============== ===============================================================
-operation      what the worker does
-============== ===============================================================
-:class:`CreateOp`  build an env for a new session
-:class:`ResetOp`   reset a session (``style`` picks the REST or OpenEnv body)
-:class:`StepOp`    step a session
-:class:`StateOp`   describe a session
-:class:`CloseOp`   close a session's env
-:class:`TasksOp`   list task ids with a scratch env
-:class:`PingOp`    answer the worker's pid
-============== ===============================================================
+* :class:`CreateOp` builds the env of a new session;
+* :class:`ResetOp` resets a session (``style`` picks the REST or the OpenEnv body);
+* :class:`StepOp` steps a session;
+* :class:`StateOp` describes a session;
+* :class:`CloseOp` closes a session's env;
+* :class:`TasksOp` lists task ids with a scratch env;
+* :class:`PingOp` answers the worker's pid.
 
 ``extra`` carries the server-side facts a response body needs (``expires_at``,
 ``created_at``, an OpenEnv ``session_id``/``episode_id``); the worker only copies them.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from envhub.core.errors import UnknownEnvError
 from envhub.core.records import Group, StepBatch
 from envhub.core.registry import EnvSpec, load_entry_point
 from envhub.envs.registry import make, resolve_all, specs
@@ -75,7 +76,13 @@ def _selected(env_ids: list[str] | None) -> list[EnvSpec]:
     """
     if not env_ids:
         return list(specs())
-    chosen = {spec.id for name in env_ids for spec in resolve_all(name)}
+    catalogue = {s.id for s in specs()}
+    chosen: set[str] = set()
+    for name in env_ids:
+        named = {spec.id for spec in resolve_all(name)} & catalogue
+        if not named:  # a module:Class has no built-in policy: the demo has nothing to play
+            raise UnknownEnvError(name, sorted(catalogue))
+        chosen |= named
     return [s for s in specs() if s.id in chosen]
 
 

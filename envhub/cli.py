@@ -89,7 +89,7 @@ def serve_retriever_command(
     from pathlib import Path
 
     from envhub.envs.search.data import EMBEDDED_DATA_DIR
-    from envhub.envs.search.retrieval import make_retriever
+    from envhub.envs.search.retrievers import make_retriever
     from envhub.envs.search.service import serve
 
     corpus_path = Path(corpus) if corpus else EMBEDDED_DATA_DIR / "corpus.jsonl"
@@ -223,23 +223,22 @@ def render_history_command(
     ],
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the PNG.")] = _HISTORY_PNG,
     style: Annotated[
-        str, typer.Option(help="alfworld (font 10, 392 px) or search (12, 560 px).")
+        str,
+        typer.Option(
+            help="The env whose render preset to use: alfworld (font 10, 392 px) or search (12, 560 px)."
+        ),
     ] = "alfworld",
     window: Annotated[int | None, typer.Option(help="Only the last N steps (default: all).")] = None,
     compression: Annotated[float, typer.Option(help="Self-compression factor c in [1, 5].")] = 1.0,
     highlight: Annotated[bool, typer.Option(help="Colour the [Observation]/[Action] markers.")] = True,
 ) -> None:
     """Render a recorded history as an AgentOCR image and print its token accounting."""
-    from envhub.core.errors import ConfigurationError
-    from envhub.render import HistoryRenderer, RenderConfig, estimate_text_tokens
+    from envhub.render import HistoryRenderer, estimate_text_tokens, render_preset
     from envhub.render.history_file import history_lines_from_jsonl
 
-    presets = {"alfworld": (RenderConfig.alfworld, "ocr"), "search": (RenderConfig.search, "ocr-search")}
-    if style not in presets:
-        raise ConfigurationError(f"--style must be one of {sorted(presets)}; got {style!r}.")
-    make_config, memory_style = presets[style]
-    lines = history_lines_from_jsonl(file, style=memory_style, window=window)
-    rendered = HistoryRenderer(make_config(highlight=highlight)).render(lines, compression=compression)
+    preset = render_preset(style, highlight=highlight)
+    lines = history_lines_from_jsonl(file, style=preset.style, window=window)
+    rendered = HistoryRenderer(preset.config).render(lines, compression=compression)
     output.write_bytes(rendered.png())
     width, height = rendered.size
     text_tokens = estimate_text_tokens("\n".join(lines))

@@ -43,6 +43,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from envhub.core.errors import ConfigurationError
+from envhub.core.registry import load_entry_point
 
 __all__ = [
     "PROJECTIONS",
@@ -56,6 +57,7 @@ __all__ = [
     "project_search_answer",
     "project_think_action",
     "project_tool_call",
+    "projector",
 ]
 
 # CJK ideographs (incl. extension A and compatibility), kana and Hangul, for has_cjk().
@@ -376,26 +378,51 @@ PROJECTIONS: Mapping[str, Callable[[object], Projection]] = MappingProxyType(
 )
 
 
+def projector(rule: str) -> Callable[[object], Projection]:
+    """The projection function of a rule: a name from :data:`PROJECTIONS` or ``"module:function"``.
+
+    An env's catalogue entry names its rule (``envhub.envs.resolve(name).projection``); a family
+    with a rule of its own points at a function in its package, so this module never changes
+    for a new family.
+
+    Raises:
+        ConfigurationError: ``rule`` is neither a known name nor an importable function.
+    """
+    found = PROJECTIONS.get(rule)
+    if found is not None:
+        return found
+    if ":" in rule:
+        try:
+            loaded = load_entry_point(rule)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ConfigurationError(
+                f"Projection rule {rule!r} does not import ({exc}); give 'package.module:function'.",
+                rule=rule,
+            ) from exc
+        if callable(loaded):
+            return loaded  # type: ignore[no-any-return]
+    raise ConfigurationError(
+        f"Unknown projection rule {rule!r}; use one of {sorted(PROJECTIONS)} or 'package.module:function'.",
+        rule=rule,
+    )
+
+
 def project(output: object, rule: str, *, compression: bool = False) -> Projection:
-    """Project ``output`` with a named rule from :data:`PROJECTIONS`.
+    """Project ``output`` with a rule: a name from :data:`PROJECTIONS` or ``"module:function"``.
 
     Args:
         output: the model's text (anything; never raises on it).
-        rule: ``alfworld`` (= ``think_action``), ``webshop``, ``agentocr``, ``search`` or ``tool_call``.
+        rule: ``alfworld`` (= ``think_action``), ``webshop``, ``agentocr``, ``search``,
+            ``tool_call``, or a ``"module:function"`` (an env's ``EnvSpec.projection``).
         compression: also read the AgentOCR compression tag (a repeated tag makes it invalid).
 
     Returns:
         The projection.
 
     Raises:
-        ConfigurationError: ``rule`` is not a known rule name (a programming error, not input).
+        ConfigurationError: ``rule`` is not a known rule (a programming error, not input).
     """
-    projector = PROJECTIONS.get(rule)
-    if projector is None:
-        raise ConfigurationError(
-            f"Unknown projection rule {rule!r}; use one of {sorted(PROJECTIONS)}.", rule=rule
-        )
-    result = projector(output)
+    result = projector(rule)(output)
     if not compression:
         return result
     tag = parse_compression(output)

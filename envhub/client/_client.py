@@ -22,7 +22,7 @@ from envhub.client._protocol import ApiCall, Protocol, StepItem
 from envhub.client._retry import Reply, RetryPolicy, Sleep, TransportFailure, exchange
 from envhub.client._transport import AiohttpTransport, AsyncTransport
 from envhub.core.errors import ConfigurationError
-from envhub.server.models import (
+from envhub.core.wire import (
     BatchResetItem,
     BatchResetResponse,
     BatchStepResponse,

@@ -29,7 +29,7 @@ from envhub.core.errors import (
     RequestValidationError,
     error_from_wire,
 )
-from envhub.server.models import (
+from envhub.core.wire import (
     BatchResetItem,
     BatchResetResponse,
     BatchResetSlot,

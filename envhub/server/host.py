@@ -1,7 +1,8 @@
 """What runs inside one worker process: many env sessions behind one pipe.
 
 The server sends a worker one message per request (or one per batch), each a list of
-operations; the worker runs them in order and answers with one list of results. Running in
+operations (the typed messages of :mod:`envhub.server.messages`); the worker runs them in
+order and answers with one list of results. Running in
 order is what serializes a session's steps, and answering a whole batch in one message is
 what makes ``/v1/batch/step`` cheap. Results that go straight to a client are rendered to
 JSON bytes here, in the worker, so the server process only concatenates bytes.
@@ -33,11 +34,23 @@ from envhub.core.errors import (
     ResetNeededError,
     SessionNotFoundError,
 )
+from envhub.server.messages import (
+    Answer,
+    CloseOp,
+    CreateOp,
+    Hello,
+    Op,
+    OpResult,
+    PingOp,
+    Progress,
+    ResetOp,
+    StateOp,
+    StepOp,
+    TasksOp,
+    from_wire,
+)
 
-__all__ = ["EnvHost", "OpResult", "serve_worker"]
-
-#: ``(ok, payload)``: JSON bytes (or a small value) when ok, else an error dict.
-OpResult = tuple[bool, Any]
+__all__ = ["EnvHost", "serve_worker"]
 
 #: Idempotency results kept per session (older request ids are forgotten first). A retry
 #: repeats one of the last few requests, and 2,000 sessions x 16 answers stays small.
@@ -49,9 +62,6 @@ _ANSWER_EVERY_S = 0.002
 #: A worker running one long call (a big batch) tells the server it is still moving this often;
 #: the server's step-timeout watchdog measures a step from the worker's last sign of progress.
 _PROGRESS_EVERY_S = 0.25
-
-#: Operations whose first argument is a session id.
-_SESSION_OPS = frozenset({"create", "reset", "step", "state", "close"})
 
 
 def _jsonable(value: Any) -> Any:
@@ -118,17 +128,17 @@ class EnvHost:
         self._env_id = env_id
         self._sessions: dict[str, _Session] = {}
         self._scratch: Any = None
-        self._ops: dict[str, Callable[..., OpResult]] = {
-            "create": self._create,
-            "reset": self._reset,
-            "step": self._step,
-            "state": self._state,
-            "close": self._close,
-            "tasks": self._tasks,
-            "ping": self._ping,
+        self._ops: dict[type, Callable[[Any], OpResult]] = {
+            CreateOp: self._create,
+            ResetOp: self._reset,
+            StepOp: self._step,
+            StateOp: self._state,
+            CloseOp: lambda op: self._close(op.session_id),
+            TasksOp: self._tasks,
+            PingOp: self._ping,
         }
 
-    def run(self, ops: list[tuple[Any, ...]], progress: Callable[[], None] | None = None) -> list[OpResult]:
+    def run(self, ops: list[Op], progress: Callable[[], None] | None = None) -> list[OpResult]:
         """Run ``ops`` in order; each answers for itself.
 
         Args:
@@ -141,9 +151,9 @@ class EnvHost:
         results: list[OpResult] = []
         for op in ops:
             try:
-                results.append(self._ops[op[0]](*op[1:]))
+                results.append(self._ops[type(op)](op))
             except Exception as exc:  # the env's bug becomes this item's EXECUTION_ERROR
-                results.append((False, _error(exc, op[1] if op[0] in _SESSION_OPS else None)))
+                results.append((False, _error(exc, getattr(op, "session_id", None))))
             if progress is not None:
                 progress()
         return results
@@ -160,10 +170,11 @@ class EnvHost:
             raise SessionNotFoundError(sid)
         return session
 
-    def _ping(self) -> OpResult:
-        return True, os.getpid()
+    def _ping(self, op: PingOp) -> OpResult:
+        return (True, os.getpid())
 
-    def _create(self, sid: str, env_kwargs: dict[str, Any]) -> OpResult:
+    def _create(self, op: CreateOp) -> OpResult:
+        sid, env_kwargs = op.session_id, op.env_kwargs
         try:
             env = self._make_env(**env_kwargs)
         except TypeError as exc:
@@ -174,7 +185,7 @@ class EnvHost:
                 env_kwargs=sorted(env_kwargs),
             ) from exc
         self._sessions[sid] = _Session(env=env)
-        return True, None
+        return (True, None)
 
     def _close(self, sid: str) -> OpResult:
         session = self._sessions.pop(sid, None)
@@ -182,27 +193,19 @@ class EnvHost:
             try:
                 session.env.close()
             except Exception as exc:  # closing must always free the slot
-                return False, _error(exc, sid)
-        return True, None
+                return (False, _error(exc, sid))
+        return (True, None)
 
-    def _reset(
-        self,
-        sid: str,
-        seed: int | None,
-        task_id: str | None,
-        options: dict[str, Any],
-        request_id: str | None,
-        style: str,
-        extra: dict[str, Any],
-    ) -> OpResult:
+    def _reset(self, op: ResetOp) -> OpResult:
+        sid, request_id, extra = op.session_id, op.request_id, op.extra
         session = self._get(sid)
         if request_id is not None and request_id in session.answered:
             return session.answered[request_id]
-        options = dict(options)
-        if task_id is not None:
-            options["task_id"] = task_id
+        options = dict(op.options)
+        if op.task_id is not None:
+            options["task_id"] = op.task_id
         try:
-            observation, info = session.env.reset(seed=seed, options=options or None)
+            observation, info = session.env.reset(seed=op.seed, options=options or None)
         except Exception as exc:
             return session.remember(request_id, (False, _error(exc, sid)))
         observation = str(observation)
@@ -211,7 +214,7 @@ class EnvHost:
         session.episode_id = extra.get("episode_id")
         session.last_observation = observation
         body: dict[str, Any]
-        if style == "openenv":
+        if op.style == "openenv":
             body = {
                 "observation": {
                     "text": observation,
@@ -232,16 +235,15 @@ class EnvHost:
             }
         return session.remember(request_id, (True, _dumps(body)))
 
-    def _step(
-        self, sid: str, action: str, request_id: str | None, style: str, extra: dict[str, Any]
-    ) -> OpResult:
+    def _step(self, op: StepOp) -> OpResult:
+        sid, request_id, extra = op.session_id, op.request_id, op.extra
         session = self._get(sid)
         if request_id is not None and request_id in session.answered:
             return session.answered[request_id]
         if not session.reset_done:
-            return False, ResetNeededError(self._env_id).to_dict()
+            return (False, ResetNeededError(self._env_id).to_dict())
         try:
-            observation, reward, terminated, truncated, info = session.env.step(action)
+            observation, reward, terminated, truncated, info = session.env.step(op.action)
         except Exception as exc:
             return session.remember(request_id, (False, _error(exc, sid)))
         observation, reward = str(observation), float(reward)
@@ -249,7 +251,7 @@ class EnvHost:
         session.step_count += 1
         session.done = terminated or truncated
         session.last_observation = observation
-        if style == "openenv":
+        if op.style == "openenv":
             body: dict[str, Any] = {
                 "observation": {
                     "text": observation,
@@ -275,9 +277,10 @@ class EnvHost:
             }
         return session.remember(request_id, (True, _dumps(body)))
 
-    def _state(self, sid: str, style: str, extra: dict[str, Any]) -> OpResult:
+    def _state(self, op: StateOp) -> OpResult:
+        sid, extra = op.session_id, op.extra
         session = self._get(sid)
-        if style == "openenv":
+        if op.style == "openenv":
             body = {
                 "episode_id": session.episode_id,
                 "step_count": session.step_count,
@@ -296,9 +299,10 @@ class EnvHost:
                 "created_at": extra["created_at"],
                 "expires_at": extra["expires_at"],
             }
-        return True, _dumps(body)
+        return (True, _dumps(body))
 
-    def _tasks(self, split: str | None, offset: int, limit: int) -> OpResult:
+    def _tasks(self, op: TasksOp) -> OpResult:
+        split, offset, limit = op.split, op.offset, op.limit
         if self._scratch is None:
             self._scratch = self._make_env()
         env = self._scratch.unwrapped
@@ -316,16 +320,18 @@ class EnvHost:
             "total": len(ids),
             "task_ids": ids[offset : offset + limit],
         }
-        return True, _dumps(body)
+        return (True, _dumps(body))
 
 
 def serve_worker(sock: socket.socket, env_id: str) -> None:
     """Entry point of a worker process: answer messages on ``sock`` until it closes.
 
-    A frame is a pickled list of ``(message_id, ops)`` (the server coalesces the calls of one
-    event-loop turn); the answer is the list of ``(message_id, results)``. The
-    first message the worker sends is ``("hello", pid)``, once its imports are done, which is
-    what ``/ready`` waits for.
+    A frame is a pickled list of :class:`~envhub.server.messages.Call` (the server coalesces
+    the calls of one event-loop turn); the answer is a list of
+    :class:`~envhub.server.messages.Answer`. The first message the worker sends is
+    :class:`~envhub.server.messages.Hello`, once its imports are done, which is what
+    ``/ready`` waits for; :class:`~envhub.server.messages.Progress` beats keep a long call
+    from looking stuck.
 
     Args:
         sock: this worker's end of the socket pair (framed as multiprocessing connections).
@@ -335,8 +341,8 @@ def serve_worker(sock: socket.socket, env_id: str) -> None:
 
     conn = Connection(sock.detach())
     host = EnvHost(lambda **kwargs: make(env_id, **kwargs), env_id)
-    conn.send_bytes(pickle.dumps(("hello", os.getpid()), protocol=pickle.HIGHEST_PROTOCOL))
-    progress_frame = pickle.dumps(("progress",), protocol=pickle.HIGHEST_PROTOCOL)
+    conn.send_bytes(pickle.dumps(Hello(os.getpid()), protocol=pickle.HIGHEST_PROTOCOL))
+    progress_frame = pickle.dumps(Progress(), protocol=pickle.HIGHEST_PROTOCOL)
     reported_at = time.perf_counter()
 
     def report_progress() -> None:
@@ -353,10 +359,11 @@ def serve_worker(sock: socket.socket, env_id: str) -> None:
                 raw = conn.recv_bytes()
             except (EOFError, OSError):
                 break  # the server went away: nothing left to answer
-            answers: list[tuple[int, list[OpResult]]] = []
+            answers: list[Answer] = []
             sent_at = reported_at = time.perf_counter()
-            for message_id, ops in pickle.loads(raw):
-                answers.append((message_id, host.run(ops, report_progress)))
+            for call in pickle.loads(raw):
+                ops = [from_wire(op) for op in call.ops]
+                answers.append(Answer(call.message_id, host.run(ops, report_progress)))
                 # Slow envs: answer what is done every few ms rather than at the end of the frame.
                 if time.perf_counter() - sent_at > _ANSWER_EVERY_S:
                     conn.send_bytes(pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL))

@@ -32,9 +32,20 @@ from envhub.core.errors import (
     StepTimeoutError,
     error_from_wire,
 )
-from envhub.server.host import OpResult
+from envhub.core.wire import BatchResetItem, BatchStepItem
+from envhub.server.messages import (
+    CloseOp,
+    CreateOp,
+    Op,
+    OpResult,
+    ResetOp,
+    SessionOp,
+    StateOp,
+    StepOp,
+    Style,
+    TasksOp,
+)
 from envhub.server.metrics import ServerMetrics
-from envhub.server.models import BatchResetItem, BatchStepItem
 from envhub.server.workers import WorkerDied, WorkerPool, WorkerSlot, WorkerTimedOut
 
 __all__ = ["SessionManager", "SessionRecord"]
@@ -169,7 +180,7 @@ class SessionManager:
     async def _close_quietly(self, record: SessionRecord) -> None:
         # A dead worker took the env with it: nothing left to close.
         with contextlib.suppress(WorkerDied, WorkerTimedOut):
-            await self.pool.call(record.slot, [("close", record.session_id)], generation=record.generation)
+            await self.pool.call(record.slot, [CloseOp(record.session_id)], generation=record.generation)
 
     def _reserve(self, count: int) -> None:
         if self.active + self._reserved + count > self.max_sessions:
@@ -182,7 +193,7 @@ class SessionManager:
 
     # -- calling workers --------------------------------------------------------------------------
 
-    async def _call(self, record: SessionRecord, ops: list[tuple[Any, ...]]) -> list[OpResult]:
+    async def _call(self, record: SessionRecord, ops: list[Op]) -> list[OpResult]:
         """One message to the session's worker; worker failures become the session's errors."""
         record.inflight += 1
         try:
@@ -230,7 +241,7 @@ class SessionManager:
             calls = [
                 self.pool.call(
                     rs[0][1].slot,
-                    [("create", r.session_id, kwargs_list[i]) for i, r in rs],
+                    [CreateOp(r.session_id, kwargs_list[i]) for i, r in rs],
                     generation=rs[0][1].generation,
                 )
                 for rs in by_slot.values()
@@ -290,15 +301,13 @@ class SessionManager:
         task_id: str | None,
         options: dict[str, Any],
         request_id: str | None = None,
-        style: str = "rest",
+        style: Style = "rest",
         extra: dict[str, Any] | None = None,
     ) -> bytes:
         """Reset one session; returns the response JSON rendered by the worker."""
         record = self.lookup(sid)
         extra = {"expires_at": record.expires_at, **(extra or {})}
-        (result,) = await self._call(
-            record, [("reset", sid, seed, task_id, options, request_id, style, extra)]
-        )
+        (result,) = await self._call(record, [ResetOp(sid, seed, task_id, options, request_id, style, extra)])
         self._metrics.count_reset(result[0])
         return self._unwrap(result)  # type: ignore[no-any-return]
 
@@ -308,7 +317,7 @@ class SessionManager:
         action: str,
         *,
         request_id: str | None = None,
-        style: str = "rest",
+        style: Style = "rest",
         extra: dict[str, Any] | None = None,
     ) -> bytes:
         """Step one session; returns the response JSON rendered by the worker."""
@@ -317,36 +326,38 @@ class SessionManager:
             {"expires_at": record.expires_at, **(extra or {})} if extra else {"expires_at": record.expires_at}
         )
         started = time.perf_counter()
-        (result,) = await self._call(record, [("step", sid, action, request_id, style, extra)])
+        (result,) = await self._call(record, [StepOp(sid, action, request_id, style, extra)])
         self._metrics.observe_step(result[0], time.perf_counter() - started)
         return self._unwrap(result)  # type: ignore[no-any-return]
 
-    async def state(self, sid: str, *, style: str = "rest") -> bytes:
+    async def state(self, sid: str, *, style: Style = "rest") -> bytes:
         """The session's state JSON (see ``SessionState`` / OpenEnv ``State``)."""
         record = self.lookup(sid)
         extra = {"created_at": record.created_at, "expires_at": record.expires_at}
-        (result,) = await self._call(record, [("state", sid, style, extra)])
+        (result,) = await self._call(record, [StateOp(sid, style, extra)])
         return self._unwrap(result)  # type: ignore[no-any-return]
 
     async def tasks(self, split: str | None, offset: int, limit: int) -> bytes:
         """One page of task ids, listed by a worker's scratch env."""
         slot = self.pool.least_loaded()
         try:
-            (result,) = await self.pool.call(slot, [("tasks", split, offset, limit)])
+            (result,) = await self.pool.call(slot, [TasksOp(split, offset, limit)])
         except WorkerDied as exc:
             raise SessionLostError("(task listing)", reason=exc.reason) from exc
         except WorkerTimedOut as exc:
             raise StepTimeoutError("(task listing)", timeout_s=exc.timeout_s) from exc
         return self._unwrap(result)  # type: ignore[no-any-return]
 
-    async def oneshot(self, ops_after_create: list[tuple[Any, ...]]) -> list[OpResult]:
+    async def oneshot(self, ops_after_create: list[SessionOp]) -> list[OpResult]:
         """Run ops against a throwaway env (OpenEnv's stateless HTTP), then close it.
 
         ``ops_after_create`` use the placeholder session id ``"@"``, replaced here.
         """
         record = await self.create({})
         sid = record.session_id
-        ops = [tuple(sid if a == "@" else a for a in op) for op in ops_after_create]
+        ops: list[Op] = [
+            op._replace(session_id=sid) if op.session_id == "@" else op for op in ops_after_create
+        ]
         try:
             return await self._call(record, ops)
         finally:
@@ -379,7 +390,8 @@ class SessionManager:
             for r in records
         ]
         slots = await self._batch(
-            [("reset", i.session_id, i.seed, i.task_id, i.options, None, "rest") for i in items], kind="reset"
+            [ResetOp(i.session_id, i.seed, i.task_id, i.options, None, "rest", {}) for i in items],
+            kind="reset",
         )
         failed = next((s for s in slots if not s[0]), None)
         if failed is not None:
@@ -391,26 +403,26 @@ class SessionManager:
     async def batch_step(self, items: Sequence[BatchStepItem]) -> list[OpResult]:
         """Step many sessions: one message per worker; one result or error per item, in order."""
         return await self._batch(
-            [("step", i.session_id, i.action, i.request_id, "rest") for i in items], kind="step"
+            [StepOp(i.session_id, i.action, i.request_id, "rest", {}) for i in items], kind="step"
         )
 
     async def batch_reset(self, items: Sequence[BatchResetItem]) -> list[OpResult]:
         """Reset many sessions: one message per worker; one result or error per item, in order."""
-        ops = [("reset", i.session_id, i.seed, i.task_id, i.options, i.request_id, "rest") for i in items]
+        ops = [ResetOp(i.session_id, i.seed, i.task_id, i.options, i.request_id, "rest", {}) for i in items]
         return await self._batch(ops, kind="reset")
 
-    async def _batch(self, ops: list[tuple[Any, ...]], *, kind: str) -> list[OpResult]:
-        """Route ``ops`` (each ``(op, sid, ...)`` without the trailing ``extra``) to their workers."""
+    async def _batch(self, ops: Sequence[ResetOp | StepOp], *, kind: str) -> list[OpResult]:
+        """Route ``ops`` to their workers; each op's ``extra`` is filled in here."""
         results: list[OpResult | None] = [None] * len(ops)
-        routed: dict[int, list[tuple[int, SessionRecord, tuple[Any, ...]]]] = {}
+        routed: dict[int, list[tuple[int, SessionRecord, Op]]] = {}
         for pos, op in enumerate(ops):
             try:
-                record = self.lookup(op[1])
+                record = self.lookup(op.session_id)
             except EnvhubError as exc:
                 results[pos] = (False, exc.to_dict())
                 continue
             routed.setdefault(record.slot.index, []).append(
-                (pos, record, (*op, {"expires_at": record.expires_at}))
+                (pos, record, op._replace(extra={"expires_at": record.expires_at}))
             )
         started = time.perf_counter()
         outcomes = await asyncio.gather(*(self._call_slot(entries) for entries in routed.values()))
@@ -424,7 +436,7 @@ class SessionManager:
                     self._metrics.count_reset(result[0])
         return results  # type: ignore[return-value]
 
-    async def _call_slot(self, entries: list[tuple[int, SessionRecord, tuple[Any, ...]]]) -> list[OpResult]:
+    async def _call_slot(self, entries: list[tuple[int, SessionRecord, Op]]) -> list[OpResult]:
         """One message for all of a worker's batch items; a worker failure fails each item."""
         records = [record for _pos, record, _op in entries]
         for record in records:

@@ -29,7 +29,7 @@ from envhub.core.errors import (
     UnauthorizedError,
     UnknownTaskError,
 )
-from envhub.server.models import BatchStepItem, Readiness, SessionCreated, StepResponse
+from envhub.core.wire import BatchStepItem, Readiness, SessionCreated, StepResponse
 
 PROTO = Protocol()
 

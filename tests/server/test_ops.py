@@ -6,7 +6,7 @@ import os
 
 import httpx
 
-from envhub.server.models import Health, Readiness, WorkerList
+from envhub.core.wire import Health, Readiness, WorkerList
 
 from .conftest import COUNTER, new_session
 

@@ -97,7 +97,6 @@ class TimeSeriesEnv(SeriesToolEnv):
     * v0: initial release.
     """
 
-    family: ClassVar[str] = "timeseries"
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
     default_split: ClassVar[str] = "train"
 

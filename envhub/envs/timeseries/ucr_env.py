@@ -73,7 +73,6 @@ class TimeSeriesUCREnv(SeriesToolEnv):
     * v0: initial release.
     """
 
-    family: ClassVar[str] = "timeseries"
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
     default_split: ClassVar[str] = "train"
 

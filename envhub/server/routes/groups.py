@@ -7,8 +7,8 @@ import secrets
 
 from fastapi import APIRouter, Depends
 
+from envhub.core.wire import GroupCreate, GroupCreated, GroupMember
 from envhub.server.deps import ManagerDep, require_token
-from envhub.server.models import GroupCreate, GroupCreated, GroupMember
 from envhub.server.routes._responses import SESSION_ERRORS
 
 __all__ = ["router"]

@@ -6,8 +6,8 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from envhub.core.wire import ErrorBody, Health, Readiness, WorkerInfo, WorkerList
 from envhub.server.deps import ManagerDep, require_token
-from envhub.server.models import ErrorBody, Health, Readiness, WorkerInfo, WorkerList
 
 __all__ = ["router"]
 

@@ -6,8 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Response
 
-from envhub.server.deps import ManagerDep, require_token
-from envhub.server.models import (
+from envhub.core.wire import (
     ResetRequest,
     ResetResponse,
     SessionClosed,
@@ -17,6 +16,7 @@ from envhub.server.models import (
     StepRequest,
     StepResponse,
 )
+from envhub.server.deps import ManagerDep, require_token
 from envhub.server.routes._responses import ERRORS, SESSION_ERRORS, json_bytes
 
 __all__ = ["router"]

@@ -49,6 +49,8 @@ class EnvSpec:
     baseline_policy: str = "envhub.core.policy:RandomPolicy"  # what the demo compares it with
     demo_episodes: int | None = None  # cap on the demo's episodes for slow envs (browser, engines)
     kwargs: dict[str, Any] = field(default_factory=dict)
+    # "module:Class" that gymnasium.make_vec builds in its default mode (None: SyncVectorEnv)
+    vector_entry_point: str | None = None
 
     def status(self) -> DataStatus:
         """Ask the family whether its data is available (imports only the data module)."""
@@ -81,4 +83,5 @@ def register_specs(specs: Iterable[EnvSpec]) -> None:
             entry_point=spec.entry_point,
             max_episode_steps=spec.max_episode_steps,
             kwargs=dict(spec.kwargs),
+            vector_entry_point=spec.vector_entry_point,
         )

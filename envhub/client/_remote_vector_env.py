@@ -193,7 +193,7 @@ class RemoteVectorEnv(VectorEnv[tuple[str, ...], tuple[str, ...], np.ndarray]):
         for i in range(self.num_envs):
             infos = self._add_info(infos, env_infos[i], i)
         # Sub-envs still to reset: the NEXT_STEP ones next call, the DISABLED ones by the caller.
-        self._autoreset = ended if self.autoreset_mode is not AutoresetMode.SAME_STEP else ended & False
+        self._autoreset = np.zeros_like(ended) if self.autoreset_mode is AutoresetMode.SAME_STEP else ended
         return tuple(self._observations), rewards, terminations, truncations, infos
 
     def close_extras(self, **kwargs: Any) -> None:

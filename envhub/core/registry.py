@@ -75,6 +75,8 @@ class EnvSpec:
     prompt: str | None = None
     render_preset: str | None = None
     advantage_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # "module:Class" that gymnasium.make_vec builds in its default mode (None: SyncVectorEnv)
+    vector_entry_point: str | None = None
 
     def status(self) -> DataStatus:
         """Ask the family whether its data is available (imports only the data module)."""
@@ -114,4 +116,5 @@ def register_specs(specs: Iterable[EnvSpec]) -> None:
             entry_point=spec.entry_point,
             max_episode_steps=spec.max_episode_steps,
             kwargs=dict(spec.kwargs),
+            vector_entry_point=spec.vector_entry_point,
         )

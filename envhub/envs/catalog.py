@@ -61,6 +61,9 @@ CATALOG: tuple[EnvSpec, ...] = (
         # applies the served env's step limit, so no TimeLimit here.
         id="envhub/Remote-v0",
         entry_point="envhub.client:RemoteEnv",
+        # make_vec("envhub/Remote-v0", num_envs=N, base_url=...) holds N sessions of one server
+        # and steps them with one batch request, instead of N separate RemoteEnvs.
+        vector_entry_point="envhub.client:RemoteVectorEnv",
         family="remote",
         description="Any envhub env served by `envhub serve`, over HTTP (pass base_url=...).",
         splits=(),

@@ -38,8 +38,8 @@ from envhub.agent import EpisodeMemory, build_messages, project
 from envhub.client import EnvClient, slot_error
 from envhub.client._remote_env import _GONE, _decode_images
 from envhub.core.errors import ConfigurationError, ResetNeededError, ServerUnreachableError
-from envhub.integrations._agent import AgentSetup, agent_setup
 from envhub.core.wire import BatchResetItem
+from envhub.integrations._agent import AgentSetup, agent_setup
 
 __all__ = ["EnvhubEnvironmentManager"]
 

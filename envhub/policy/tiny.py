@@ -172,21 +172,21 @@ def build_tiny_model(
 
     tokenizer = build_tiny_tokenizer(vocab_size)
     heads = hidden_size // _HEAD_DIM
-    config = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden_size,
-        intermediate_size=intermediate_size or 2 * hidden_size,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        num_key_value_heads=1 if heads == 1 else heads // 2,
-        head_dim=_HEAD_DIM,
-        max_position_embeddings=max_position_embeddings,
-        tie_word_embeddings=False,
-        bos_token_id=None,
-        eos_token_id=tokenizer.convert_tokens_to_ids(IM_END),
-        pad_token_id=tokenizer.convert_tokens_to_ids(END_OF_TEXT),
-        torch_dtype="float32",
-    )
+    fields: dict[str, Any] = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": hidden_size,
+        "intermediate_size": intermediate_size or 2 * hidden_size,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": 1 if heads == 1 else heads // 2,
+        "head_dim": _HEAD_DIM,
+        "max_position_embeddings": max_position_embeddings,
+        "tie_word_embeddings": False,
+        "bos_token_id": None,
+        "eos_token_id": tokenizer.convert_tokens_to_ids(IM_END),
+        "pad_token_id": tokenizer.convert_tokens_to_ids(END_OF_TEXT),
+    }
+    config = Qwen2Config(**fields)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Qwen2ForCausalLM(config)

@@ -41,7 +41,7 @@ def test_generation_prompt_is_appended_only_when_asked(tokenizer: ChatTokenizer)
 
 
 def test_decode_drops_special_tokens_by_default(tokenizer: ChatTokenizer) -> None:
-    ids = tokenizer.encode("go to fridge 1") + [tokenizer.eos_token_ids[0]]
+    ids = [*tokenizer.encode("go to fridge 1"), tokenizer.eos_token_ids[0]]
     assert tokenizer.decode(ids) == "go to fridge 1"
     assert tokenizer.decode(ids, skip_special_tokens=False) == "go to fridge 1<|im_end|>"
 

@@ -5,7 +5,8 @@ template itself and POSTs the **token ids** to ``/v1/completions`` with vLLM's
 ``return_token_ids``, ``logprobs: 0`` and ``return_tokens_as_token_ids``; it stores the
 returned ``prompt_token_ids``, sampled ``token_ids`` and per-token logprobs verbatim
 (``token_exact=True``). No text is ever re-tokenised, so multi-turn rollouts cannot drift
-(shared/reference/round2_rollout_trainer.md §1.1).
+(shared/reference/round2_rollout_trainer.md §1.1). ``text`` is the local decoding of the
+sampled ids (cut before a matched stop string), the text the env gets.
 
 vLLM must run with ``--logprobs-mode processed_logprobs``: its default (``raw_logprobs``)
 reports the distribution *before* temperature/top-k/top-p, which is not what was sampled.
@@ -330,7 +331,7 @@ class OpenAIBackend:
                 endpoint=self.base_url,
             )
         return Completion(
-            text=reply.text,
+            text=self._text(reply, token_ids),
             prompt_token_ids=reply.prompt_token_ids if reply.prompt_token_ids is not None else sent,
             token_ids=token_ids,
             logprobs=reply.logprobs,
@@ -340,6 +341,21 @@ class OpenAIBackend:
             latency_s=time.perf_counter() - started,
             extra={"route": route, "attempts": attempts, "stop_reason": reply.stop_reason},
         )
+
+    def _text(self, reply: _Reply, token_ids: list[int]) -> str:
+        """The text the env gets: the decoded ids, cut before a matched stop string.
+
+        vLLM's own text can differ from the ids: its incremental detokeniser holds back a
+        trailing incomplete UTF-8 sequence. Decoding locally keeps ``text`` a function of the ids
+        (as verl-agent does), and matches the in-process backend.
+        """
+        if self.tokenizer is None:
+            return reply.text
+        text = self.tokenizer.decode(token_ids)
+        stop = reply.stop_reason
+        if reply.finish_reason == "stop" and isinstance(stop, str) and stop and stop in text:
+            text = text[: text.find(stop)]
+        return text
 
     def _retokenised(
         self, reply: _Reply, prompt: Prompt, version: int, started: float, attempts: int

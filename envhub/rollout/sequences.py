@@ -178,26 +178,23 @@ class SequenceBuilder:
         not part of any row: trailing masked tokens train nothing.
         """
         segments = [*self._done, *([self._current] if self._current is not None else [])]
-        rows: list[TokenSequence] = []
-        for index, segment in enumerate(segments):
-            end = _last_sampled(segment.loss_mask)
-            if end is None:
-                continue  # a segment without a sampled token trains nothing
-            rows.append(
-                TokenSequence(
-                    uid=self.uid,
-                    traj_id=self.traj_id,
-                    segment=len(rows),
-                    first_step=segment.first_step,
-                    prompt_length=segment.prompt_length,
-                    token_ids=segment.token_ids[: end + 1],
-                    loss_mask=segment.loss_mask[: end + 1],
-                    logprobs=segment.logprobs[: end + 1],
-                    policy_versions=list(segment.policy_versions),
-                    reward=reward if index == len(segments) - 1 else 0.0,
-                )
+        # A segment without a sampled token trains nothing.
+        kept = [(s, end) for s in segments if (end := _last_sampled(s.loss_mask)) is not None]
+        return [
+            TokenSequence(
+                uid=self.uid,
+                traj_id=self.traj_id,
+                segment=index,
+                first_step=segment.first_step,
+                prompt_length=segment.prompt_length,
+                token_ids=segment.token_ids[: end + 1],
+                loss_mask=segment.loss_mask[: end + 1],
+                logprobs=segment.logprobs[: end + 1],
+                policy_versions=list(segment.policy_versions),
+                reward=reward if index == len(kept) - 1 else 0.0,
             )
-        return rows
+            for index, (segment, end) in enumerate(kept)
+        ]
 
     def _start(self, rendered: list[int], step_idx: int) -> None:
         self._current = _Segment(

@@ -29,7 +29,7 @@ from envhub.policy.sampling import prompt_seed
 from envhub.policy.tokenizer import ChatTokenizer
 
 PROMPT = Prompt(messages=[{"role": "user", "content": "You see a fridge 1."}])
-SAMPLED = [41, 42, 43]
+SAMPLED = [41, 42, 43]  # "G", "H", "I" in the tiny tokenizer
 CHAT_TEXT = "go to fridge 1"
 
 
@@ -44,6 +44,7 @@ class Script:
     logprobs: list[float] = field(default_factory=lambda: [-0.5, -1.5, -2.5])
     delay_s: float = 0.0
     retry_after: str | None = None
+    stop_reason: str | None = None  # set: the completion ends with finish_reason "stop" on it
     hits: dict[str, int] = field(default_factory=dict)
     bodies: list[dict[str, Any]] = field(default_factory=list)
     in_flight: int = 0
@@ -81,9 +82,9 @@ def _app(script: Script) -> FastAPI:
         names = [f"token_id:{i}" for i in script.sampled]
         choice: dict[str, Any] = {
             "index": 0,
-            "text": "abc",
-            "finish_reason": "length",
-            "stop_reason": None,
+            "text": "server text",
+            "finish_reason": "stop" if script.stop_reason else "length",
+            "stop_reason": script.stop_reason,
             "logprobs": {"tokens": names, "token_logprobs": script.logprobs, "top_logprobs": None},
         }
         if script.token_ids and not script.names_only:
@@ -186,7 +187,18 @@ async def test_token_ids_are_sent_and_the_reply_is_stored_verbatim(
     assert completion.token_exact and completion.token_ids == SAMPLED
     assert completion.prompt_token_ids == body["prompt"]
     assert completion.logprobs == [-0.5, -1.5, -2.5]
-    assert (completion.text, completion.finish_reason) == ("abc", "length")
+    # The text is the local decoding of the sampled ids (vLLM's own text may hold back bytes).
+    assert (completion.text, completion.finish_reason) == (tokenizer.decode(SAMPLED), "length")
+    assert completion.text == "GHI"
+
+
+async def test_text_is_cut_before_the_stop_string_the_server_matched(
+    backend: OpenAIBackend, script: Script
+) -> None:
+    script.stop_reason = "HI"
+    [completion] = await backend.generate([PROMPT], SamplingParams(stop=("HI",)))
+    assert completion.finish_reason == "stop" and completion.text == "G"
+    assert completion.token_ids == SAMPLED  # the ids keep the tokens that made the stop string
 
 
 async def test_default_top_k_is_not_sent(backend: OpenAIBackend, script: Script) -> None:

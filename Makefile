@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_EXTRAS ?= all
-TEST_EXTRAS ?= all,dev,search-dense
+TEST_EXTRAS ?= all,dev,search-dense,train
 
 .PHONY: demo test check bench clean system-deps vllm-venv
 

@@ -184,14 +184,17 @@ def project_think_action(
     return Projection(action=action, is_valid=not reason, reason=reason, kind="action")
 
 
-def _first_block(text: str, low: str, tag: str) -> str | None:
-    start = low.find(f"<{tag}>")
-    if start == -1:
-        return None
-    end = low.find(f"</{tag}>", start)
-    if end == -1:
-        return None
-    return text[start + len(tag) + 2 : end].strip()
+# Case-insensitive like the reference's patterns, matched on the original text: lower-casing
+# first would change the content (e.g. "İ" lower-cases to two characters).
+_BLOCKS = {
+    tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.IGNORECASE | re.DOTALL) for tag in ("search", "answer")
+}
+_OPEN_TAGS = {tag: re.compile(rf"<{tag}>", re.IGNORECASE) for tag in ("search", "answer")}
+
+
+def _first_block(text: str, tag: str) -> str | None:
+    match = _BLOCKS[tag].search(text)
+    return None if match is None else match.group(1).strip()
 
 
 def project_search_answer(output: object, *, require_think: bool = False) -> Projection:
@@ -211,8 +214,8 @@ def project_search_answer(output: object, *, require_think: bool = False) -> Pro
         The projection; ``kind`` is ``search``, ``answer`` or ``none``.
     """
     original = as_text(output)
-    whole = original.lower()
-    n_search, n_answer = whole.count("<search>"), whole.count("<answer>")
+    n_search = len(_OPEN_TAGS["search"].findall(original))
+    n_answer = len(_OPEN_TAGS["answer"].findall(original))
     # The reference first cuts the text after its first "</search>" (else "</answer>"), matched
     # case-sensitively, then looks for the blocks; so "</search> <search>q</search>" has none.
     text = original
@@ -222,9 +225,7 @@ def project_search_answer(output: object, *, require_think: bool = False) -> Pro
             text = original[: cut + len(closing)]
             break
     low = text.lower()
-    if len(low) != len(text):  # lower() changed lengths (e.g. 'İ'); keep indices aligned
-        text = low
-    query, answer = _first_block(text, low, "search"), _first_block(text, low, "answer")
+    query, answer = _first_block(text, "search"), _first_block(text, "answer")
     if query is not None:
         action, kind = f"<search>{query}</search>", "search"
     elif answer is not None:

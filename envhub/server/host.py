@@ -33,6 +33,8 @@ from envhub.core.errors import (
     ResetNeededError,
     SessionNotFoundError,
 )
+from envhub.server.history import HistoryRuntime, SessionHistory
+from envhub.server.models import HistoryOptions
 
 __all__ = ["EnvHost", "OpResult", "serve_worker"]
 
@@ -51,7 +53,7 @@ _ANSWER_EVERY_S = 0.002
 _PROGRESS_EVERY_S = 0.25
 
 #: Operations whose first argument is a session id.
-_SESSION_OPS = frozenset({"create", "reset", "step", "state", "close"})
+_SESSION_OPS = frozenset({"create", "reset", "step", "state", "close", "history_png"})
 
 
 def _jsonable(value: Any) -> Any:
@@ -83,6 +85,7 @@ class _Session:
     step_count: int = 0
     done: bool = False
     last_observation: str | None = None
+    history: SessionHistory | None = None
     answered: OrderedDict[str, OpResult] = field(default_factory=OrderedDict)
 
     def remember(self, request_id: str | None, result: OpResult) -> OpResult:
@@ -118,6 +121,7 @@ class EnvHost:
         self._env_id = env_id
         self._sessions: dict[str, _Session] = {}
         self._scratch: Any = None
+        self.history_runtime = HistoryRuntime()
         self._ops: dict[str, Callable[..., OpResult]] = {
             "create": self._create,
             "reset": self._reset,
@@ -126,6 +130,8 @@ class EnvHost:
             "close": self._close,
             "tasks": self._tasks,
             "ping": self._ping,
+            "history_png": self._history_png,
+            "render_stats": self._render_stats,
         }
 
     def run(self, ops: list[tuple[Any, ...]], progress: Callable[[], None] | None = None) -> list[OpResult]:
@@ -163,7 +169,9 @@ class EnvHost:
     def _ping(self) -> OpResult:
         return True, os.getpid()
 
-    def _create(self, sid: str, env_kwargs: dict[str, Any]) -> OpResult:
+    def _create(
+        self, sid: str, env_kwargs: dict[str, Any], history: dict[str, Any] | None = None
+    ) -> OpResult:
         try:
             env = self._make_env(**env_kwargs)
         except TypeError as exc:
@@ -173,12 +181,17 @@ class EnvHost:
                 "GET /metadata shows the env's documented arguments.",
                 env_kwargs=sorted(env_kwargs),
             ) from exc
-        self._sessions[sid] = _Session(env=env)
+        session = _Session(env=env)
+        if history is not None:
+            session.history = self.history_runtime.open(HistoryOptions.model_validate(history))
+        self._sessions[sid] = session
         return True, None
 
     def _close(self, sid: str) -> OpResult:
         session = self._sessions.pop(sid, None)
         if session is not None:
+            if session.history is not None:
+                session.history.close()
             try:
                 session.env.close()
             except Exception as exc:  # closing must always free the slot
@@ -210,6 +223,8 @@ class EnvHost:
         session.task_id = info.get("task_id") if isinstance(info, dict) else None
         session.episode_id = extra.get("episode_id")
         session.last_observation = observation
+        if session.history is not None:
+            session.history.reset()
         body: dict[str, Any]
         if style == "openenv":
             body = {
@@ -240,6 +255,11 @@ class EnvHost:
             return session.answered[request_id]
         if not session.reset_done:
             return False, ResetNeededError(self._env_id).to_dict()
+        history = session.history
+        seen = session.last_observation or ""
+        factor, tag_valid = 1.0, None
+        if history is not None:
+            action, factor, tag_valid = history.env_action(action)
         try:
             observation, reward, terminated, truncated, info = session.env.step(action)
         except Exception as exc:
@@ -249,6 +269,19 @@ class EnvHost:
         session.step_count += 1
         session.done = terminated or truncated
         session.last_observation = observation
+        frame = None
+        if history is not None:
+            won = bool(info.get("won", False)) if isinstance(info, dict) else False
+            frame = history.after_step(
+                session_id=sid,
+                observation=seen,
+                action=action,
+                factor=factor,
+                tag_valid=tag_valid,
+                reward=reward,
+                done=session.done,
+                won=won,
+            )
         if style == "openenv":
             body: dict[str, Any] = {
                 "observation": {
@@ -273,6 +306,8 @@ class EnvHost:
                 "step_count": session.step_count,
                 "expires_at": extra["expires_at"],
             }
+            if frame is not None:  # sessions without history carry no history field at all
+                body["history"] = frame
         return session.remember(request_id, (True, _dumps(body)))
 
     def _state(self, sid: str, style: str, extra: dict[str, Any]) -> OpResult:
@@ -297,6 +332,19 @@ class EnvHost:
                 "expires_at": extra["expires_at"],
             }
         return True, _dumps(body)
+
+    def _history_png(self, sid: str) -> OpResult:
+        session = self._get(sid)
+        if session.history is None:
+            raise ConfigurationError(
+                f"Session {sid!r} was created without history; create it with "
+                '{"history": {"style": "ocr", "window": 50, "preset": "alfworld"}} to get history images.',
+                session_id=sid,
+            )
+        return True, (session.history.png(), len(session.history.optical.memory))
+
+    def _render_stats(self) -> OpResult:
+        return True, self.history_runtime.counters
 
     def _tasks(self, split: str | None, offset: int, limit: int) -> OpResult:
         if self._scratch is None:

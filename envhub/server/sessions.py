@@ -32,9 +32,10 @@ from envhub.core.errors import (
     StepTimeoutError,
     error_from_wire,
 )
+from envhub.server.history import RenderCounters
 from envhub.server.host import OpResult
 from envhub.server.metrics import ServerMetrics
-from envhub.server.models import BatchResetItem, BatchStepItem
+from envhub.server.models import BatchResetItem, BatchStepItem, HistoryOptions
 from envhub.server.workers import WorkerDied, WorkerPool, WorkerSlot, WorkerTimedOut
 
 __all__ = ["SessionManager", "SessionRecord"]
@@ -205,20 +206,34 @@ class SessionManager:
 
     # -- single-session operations ----------------------------------------------------------------
 
-    async def create(self, env_kwargs: dict[str, Any], *, session_id: str | None = None) -> SessionRecord:
-        """Create one session on the least-loaded worker.
+    async def create(
+        self,
+        env_kwargs: dict[str, Any],
+        *,
+        session_id: str | None = None,
+        history: HistoryOptions | None = None,
+    ) -> SessionRecord:
+        """Create one session on the least-loaded worker (with server-side history when asked).
 
         Raises:
             CapacityReachedError: no free slot.
             EnvhubError: the env could not be built (e.g. bad ``env_kwargs``).
         """
-        records = await self._create_many([env_kwargs], session_ids=[session_id or new_session_id()])
+        records = await self._create_many(
+            [env_kwargs], session_ids=[session_id or new_session_id()], history=history
+        )
         return records[0]
 
     async def _create_many(
-        self, kwargs_list: list[dict[str, Any]], *, session_ids: list[str]
+        self,
+        kwargs_list: list[dict[str, Any]],
+        *,
+        session_ids: list[str],
+        history: HistoryOptions | None = None,
     ) -> list[SessionRecord]:
         self._reserve(len(kwargs_list))
+        # The worker rebuilds the options from a plain dict (the pipe carries builtins only).
+        wire_history = None if history is None else history.model_dump()
         now = time.time()
         records = []
         try:
@@ -230,7 +245,7 @@ class SessionManager:
             calls = [
                 self.pool.call(
                     rs[0][1].slot,
-                    [("create", r.session_id, kwargs_list[i]) for i, r in rs],
+                    [("create", r.session_id, kwargs_list[i], wire_history) for i, r in rs],
                     generation=rs[0][1].generation,
                 )
                 for rs in by_slot.values()
@@ -328,6 +343,38 @@ class SessionManager:
         (result,) = await self._call(record, [("state", sid, style, extra)])
         return self._unwrap(result)  # type: ignore[no-any-return]
 
+    async def history_png(self, sid: str) -> tuple[bytes, int]:
+        """The session's latest history image as PNG and the step it shows (encoded in the worker).
+
+        Raises:
+            ConfigurationError: the session was created without history.
+            SessionNotFoundError, SessionExpiredError, SessionLostError: as :meth:`lookup`.
+        """
+        record = self.lookup(sid)
+        (result,) = await self._call(record, [("history_png", sid)])
+        return self._unwrap(result)  # type: ignore[no-any-return]
+
+    async def render_stats(self, *, timeout_s: float = 2.0) -> list[tuple[int, int, RenderCounters]]:
+        """Each live worker's history render counters ``(slot, generation, counters)``.
+
+        A worker that does not answer within ``timeout_s`` (busy with a long step) is left
+        out of this scrape rather than holding ``/metrics`` up.
+        """
+        live = [slot for slot in self.pool.slots if slot.alive]
+
+        async def one(slot: WorkerSlot) -> tuple[int, int, RenderCounters] | None:
+            generation = slot.generation
+            try:
+                (result,) = await asyncio.wait_for(
+                    self.pool.call(slot, [("render_stats",)], generation=generation), timeout_s
+                )
+            except (WorkerDied, WorkerTimedOut, TimeoutError):
+                return None
+            return (slot.index, generation, result[1]) if result[0] else None
+
+        answers = await asyncio.gather(*(one(slot) for slot in live))
+        return [a for a in answers if a is not None]
+
     async def tasks(self, split: str | None, offset: int, limit: int) -> bytes:
         """One page of task ids, listed by a worker's scratch env."""
         slot = self.pool.least_loaded()
@@ -364,6 +411,7 @@ class SessionManager:
         seed: int,
         split: str | None,
         env_kwargs: dict[str, Any],
+        history: HistoryOptions | None = None,
     ) -> tuple[list[SessionRecord], list[bytes]]:
         """``group_size`` sessions reset with the same task and seed (all or nothing).
 
@@ -371,7 +419,9 @@ class SessionManager:
             The records and each member's reset JSON (``GroupMember``-shaped plus ``expires_at``).
         """
         records = await self._create_many(
-            [env_kwargs] * group_size, session_ids=[new_session_id() for _ in range(group_size)]
+            [env_kwargs] * group_size,
+            session_ids=[new_session_id() for _ in range(group_size)],
+            history=history,
         )
         options = {"split": split} if split is not None else {}
         items = [

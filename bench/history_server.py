@@ -31,16 +31,20 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import write_result  # noqa: E402
+from _common import write_result
 
-from envhub.client import EnvClient  # noqa: E402
-from envhub.envs.alfworld.data import embedded_data_dir  # noqa: E402
-from envhub.server import ServerSettings  # noqa: E402
-from envhub.server.testing import serve_in_thread  # noqa: E402
+from envhub.client import EnvClient
+from envhub.envs.alfworld.data import embedded_data_dir
+from envhub.server import ServerSettings
+from envhub.server.testing import serve_in_thread
 
 STEPS = 30
 ENV_KWARGS = {"data_dir": str(embedded_data_dir().parent)}
-MODES: dict[str, dict[str, Any] | None] = {"none": None, "inline": {"inline": True}, "link": {"inline": False}}
+MODES: dict[str, dict[str, Any] | None] = {
+    "none": None,
+    "inline": {"inline": True},
+    "link": {"inline": False},
+}
 
 
 class CountingTransport(httpx.HTTPTransport):

@@ -157,14 +157,17 @@ class SessionHistory:
             store=runtime.store,
             typesetter=typesetter,
         )
-        self.latest: RenderedHistory | None = None
+        # The latest image: its pixels until encoded, then only its PNG. A composed ALFWorld
+        # page is ~1 MB of pixels and ~30 KB of PNG, and a worker holds thousands of sessions.
+        self._pending: RenderedHistory | None = None
+        self._png: bytes | None = None
         self._factors: list[float] = []
         self._rewards: list[float] = []
 
     def reset(self) -> None:
         """A new episode: forget the steps, the episode's tiles and the last image."""
         self.optical.reset()
-        self.latest = None
+        self._pending, self._png = None, None
         self._factors.clear()
         self._rewards.clear()
 
@@ -217,7 +220,7 @@ class SessionHistory:
         started = time.perf_counter()
         rendered = self.optical.render()
         self._runtime.counters.observe_render(rendered, time.perf_counter() - started)
-        self.latest = rendered
+        self._pending, self._png = rendered, None
         self._factors.append(factor)
         self._rewards.append(reward)
         width, height = rendered.size
@@ -264,14 +267,14 @@ class SessionHistory:
 
         Before the first step of an episode that is the blank page the first prompt shows.
         """
-        if self.latest is None:
-            self.latest = self.optical.render()
-        cached = self.latest._png is not None
+        if self._png is not None:
+            return self._png
+        rendered = self._pending if self._pending is not None else self.optical.render()
         started = time.perf_counter()
-        data = self.latest.png()
-        if not cached:
-            self._runtime.counters.observe_encode(len(data), time.perf_counter() - started)
-        return data
+        self._png = rendered.png()
+        self._runtime.counters.observe_encode(len(self._png), time.perf_counter() - started)
+        self._pending = None
+        return self._png
 
 
 class RenderStatsCollector(Collector):

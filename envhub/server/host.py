@@ -52,6 +52,10 @@ _ANSWER_EVERY_S = 0.002
 #: the server's step-timeout watchdog measures a step from the worker's last sign of progress.
 _PROGRESS_EVERY_S = 0.25
 
+#: Answers kept per session with server-side history: each holds an image (tens of KB inline),
+#: and a retry repeats the last request or the one before it.
+_HISTORY_REQUEST_MEMORY = 2
+
 #: Operations whose first argument is a session id.
 _SESSION_OPS = frozenset({"create", "reset", "step", "state", "close", "history_png"})
 
@@ -91,7 +95,7 @@ class _Session:
     def remember(self, request_id: str | None, result: OpResult) -> OpResult:
         if request_id is not None:
             self.answered[request_id] = result
-            if len(self.answered) > _REQUEST_MEMORY:
+            if len(self.answered) > (_REQUEST_MEMORY if self.history is None else _HISTORY_REQUEST_MEMORY):
                 self.answered.popitem(last=False)
         return result
 

@@ -191,3 +191,16 @@ def test_collector_sums_workers_and_keeps_replaced_workers_counts() -> None:
 
 def test_default_delivery_is_documented_choice() -> None:
     assert HistoryRuntime().open(HistoryOptions()).inline is DEFAULT_INLINE
+
+
+def test_a_retried_step_is_answered_from_the_store_and_not_recorded_twice() -> None:
+    from tests.server.envs import CounterEnv
+
+    host = EnvHost(lambda **kw: CounterEnv(**kw), "counter")
+    host.run([("create", "s", {}, HistoryOptions().model_dump())])
+    host.run([("reset", "s", 0, None, {}, None, "rest", {"expires_at": 0.0})])
+    step = ("step", "s", "inc", "req-1", "rest", {"expires_at": 0.0})
+    [(_, first)], [(_, again)] = host.run([step]), host.run([step])
+    assert first == again
+    [(_, (_png, recorded))] = host.run([("history_png", "s")])
+    assert recorded == 1

@@ -7,23 +7,27 @@ must be pixel-identical, and the worker's segment-cache counts must reach ``/met
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import importlib.util
 import io
+import json
+import math
 import re
 from collections.abc import Iterator
 
+import httpx
 import numpy as np
 import pytest
 from numpy.typing import NDArray
 from PIL import Image
 
-from envhub.client import EnvClient
+from envhub.client import AsyncEnvClient, EnvClient
 from envhub.core.errors import ConfigurationError, RequestValidationError
 from envhub.envs.alfworld.data import embedded_data_dir
 from envhub.render import OpticalHistory, RenderConfig
 from envhub.server import ServerSettings
-from envhub.server.models import HistoryFrame, StepResponse
+from envhub.server.models import HistoryFrame, HistoryOptions, StepResponse
 from envhub.server.testing import RunningServer, serve_in_thread
 
 pytestmark = [
@@ -72,16 +76,14 @@ def metric(text: str, name: str) -> float:
     return float(match.group(1))
 
 
-def scrape(client: EnvClient, base_url: str) -> str:
-    import httpx
-
+def scrape(base_url: str) -> str:
     return httpx.get(f"{base_url}/metrics", timeout=30).text
 
 
 def test_30_step_episode_images_are_pixel_identical_to_client_rendering(
     client: EnvClient, alfworld_server: RunningServer
 ) -> None:
-    before = scrape(client, alfworld_server.base_url)
+    before = scrape(alfworld_server.base_url)
     history = {"style": "ocr", "window": 50, "preset": "alfworld"}
     sid = client.create_session(ENV_KWARGS, history=history).session_id
     first = client.reset(sid, task_id=first_task(client))
@@ -107,7 +109,7 @@ def test_30_step_episode_images_are_pixel_identical_to_client_rendering(
     assert hits > 0
     client.delete_session(sid)
 
-    after = scrape(client, alfworld_server.base_url)
+    after = scrape(alfworld_server.base_url)
     assert metric(after, "envhub_history_cache_hits_total") - metric(
         before, "envhub_history_cache_hits_total"
     ) == pytest.approx(hits)
@@ -176,8 +178,6 @@ def test_self_compression_shrinks_the_next_image_and_reports_its_reward_separate
 
 
 def test_bad_history_option_is_a_422_naming_the_choices(client: EnvClient) -> None:
-    import httpx
-
     for bad, word in (
         ({"preset": "nope"}, "preset"),
         ({"style": "fancy"}, "style"),
@@ -197,8 +197,6 @@ def test_bad_history_option_is_a_422_naming_the_choices(client: EnvClient) -> No
 
 
 def test_a_session_without_history_pays_nothing(client: EnvClient, alfworld_server: RunningServer) -> None:
-    import httpx
-
     sid = client.create_session(ENV_KWARGS).session_id
     first = client.reset(sid, task_id=first_task(client))
     reply = httpx.post(
@@ -209,4 +207,44 @@ def test_a_session_without_history_pays_nothing(client: EnvClient, alfworld_serv
     assert reply.status_code == 200 and "history" not in reply.json()
     with pytest.raises(ConfigurationError, match="without history"):
         client.fetch_history_png(sid)
+    client.delete_session(sid)
+
+
+def test_async_client_creates_history_groups_and_fetches_pngs(alfworld_server: RunningServer) -> None:
+    async def run() -> tuple[list[StepResponse], list[bytes], str]:
+        async with AsyncEnvClient(alfworld_server.base_url, timeout_s=300) as client:
+            task = (await client.tasks(limit=1)).task_ids[0]
+            group = await client.create_group(
+                2, task_id=task, env_kwargs=ENV_KWARGS, history=HistoryOptions(inline=False)
+            )
+            first = group.sessions[0]
+            action = pick(first.info["admissible_actions"], 0)
+            reply = await client.batch_step([(m.session_id, action) for m in group.sessions])
+            results = [slot.result for slot in reply.results if slot.result is not None]
+            pngs = [await client.fetch_history_png(m.session_id) for m in group.sessions]
+            for member in group.sessions:
+                await client.delete_session(member.session_id)
+            return results, pngs, first.observation + "\n" + action
+
+    results, pngs, seen = asyncio.run(run())
+    observation, action = seen.rsplit("\n", 1)
+    local = OpticalHistory(RenderConfig.alfworld())
+    local.record(observation, action)
+    expected = local.render().pixels
+    assert len(results) == 2 and all(r.history is not None and r.history.url for r in results)
+    for png in pngs:
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(png)).convert("RGB")), expected)
+
+
+def test_a_won_episode_with_self_compression_returns_the_compression_rewards(client: EnvClient) -> None:
+    trials = sorted(embedded_data_dir().glob("*/*/*"), key=lambda p: (p / "game.tw-pddl").stat().st_size)
+    plan = json.loads((trials[0] / "game.tw-pddl").read_text())["walkthrough"]
+    task = trials[0].relative_to(embedded_data_dir()).as_posix()
+    sid = client.create_session(ENV_KWARGS, history={"compression": True}).session_id
+    client.reset(sid, task_id=task)
+    for action in plan:
+        result = client.step(sid, f"{action}<compression>1.5</compression>")
+    assert result.done and result.reward == 10.0 and result.info["won"] is True
+    assert result.history is not None and result.history.compression_rewards is not None
+    assert result.history.compression_rewards == pytest.approx([10.0 + 0.01 * math.log(1.5)] * len(plan))
     client.delete_session(sid)

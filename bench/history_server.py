@@ -10,7 +10,9 @@ every image. Three modes run on one real ALFWorld server (loopback, ``serve_in_t
 Two workloads: one 30-step episode through ``EnvClient.step`` and a group of 8 stepped 30
 times through ``EnvClient.batch_step`` (link mode then fetches 8 PNGs per step). Measured per
 step: bytes received (a counting httpx transport), server render + PNG-encode time (from the
-worker counters in ``/metrics``), and wall time end to end through the real client. The
+worker counters in ``/metrics``), wall time end to end through the real client, and CPU time
+(the workers' from /proc, plus this process's: server event loop and client together), which
+a loaded machine disturbs far less than wall time. The
 actions are a fixed deterministic walk (moves, open, close, look), so every mode sees the same
 histories.
 
@@ -20,6 +22,7 @@ histories.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -75,6 +78,16 @@ def worker_seconds(base_url: str) -> float:
     return total
 
 
+def worker_cpu_s(base_url: str) -> float:
+    """User + system CPU seconds of the server's worker processes (Linux /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for worker in httpx.get(f"{base_url}/v1/debug/workers", timeout=30).json()["workers"]:
+        fields = Path(f"/proc/{worker['pid']}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
 def episode(base_url: str, history: dict[str, Any] | None, size: int) -> dict[str, float]:
     transport = CountingTransport()
     with EnvClient(base_url, transport=transport, timeout_s=300) as client:
@@ -84,6 +97,7 @@ def episode(base_url: str, history: dict[str, Any] | None, size: int) -> dict[st
         admissible = group.sessions[0].info["admissible_actions"]
         fetch = history is not None and history.get("inline") is False
         server_before = worker_seconds(base_url)
+        cpu_before = worker_cpu_s(base_url) + time.process_time()
         transport.received = 0
         started = time.perf_counter()
         for t in range(STEPS):
@@ -99,6 +113,7 @@ def episode(base_url: str, history: dict[str, Any] | None, size: int) -> dict[st
             admissible = results[0].info["admissible_actions"]
         wall = time.perf_counter() - started
         received = transport.received
+        cpu = worker_cpu_s(base_url) + time.process_time() - cpu_before
         server = worker_seconds(base_url) - server_before
         for sid in sids:
             client.delete_session(sid)
@@ -106,6 +121,7 @@ def episode(base_url: str, history: dict[str, Any] | None, size: int) -> dict[st
         "wall_ms_per_step": 1000 * wall / STEPS,
         "kib_per_step": received / 1024 / STEPS,
         "server_render_ms_per_step": 1000 * server / STEPS,
+        "cpu_ms_per_step": 1000 * cpu / STEPS,
     }
 
 
@@ -125,11 +141,15 @@ def main() -> None:
                 for key in runs[0]:
                     row[key] = round(statistics.median(r[key] for r in runs), 3)
                 rows.append(row)
-    print(f"{'workload':<11} {'mode':<7} {'wall ms/step':>13} {'KiB/step':>9} {'server render ms/step':>22}")
+    print(
+        f"{'workload':<11} {'mode':<7} {'wall ms/step':>13} {'KiB/step':>9} "
+        f"{'worker render ms/step':>22} {'CPU ms/step':>12}"
+    )
     for row in rows:
         print(
             f"{row['workload']:<11} {row['mode']:<7} {row['wall_ms_per_step']:>13.2f} "
-            f"{row['kib_per_step']:>9.1f} {row['server_render_ms_per_step']:>22.2f}"
+            f"{row['kib_per_step']:>9.1f} {row['server_render_ms_per_step']:>22.2f} "
+            f"{row['cpu_ms_per_step']:>12.2f}"
         )
     path = write_result("history_server", {"steps": STEPS, "repeats": args.repeats}, rows)
     print(f"wrote {path}")

@@ -34,15 +34,19 @@ from envhub.core.errors import (
     ResetNeededError,
     SessionNotFoundError,
 )
+from envhub.core.wire import HistoryOptions
+from envhub.server.history import HistoryRuntime, SessionHistory
 from envhub.server.messages import (
     Answer,
     CloseOp,
     CreateOp,
     Hello,
+    HistoryPngOp,
     Op,
     OpResult,
     PingOp,
     Progress,
+    RenderStatsOp,
     ResetOp,
     StateOp,
     StepOp,
@@ -62,6 +66,10 @@ _ANSWER_EVERY_S = 0.002
 #: A worker running one long call (a big batch) tells the server it is still moving this often;
 #: the server's step-timeout watchdog measures a step from the worker's last sign of progress.
 _PROGRESS_EVERY_S = 0.25
+
+#: Answers kept per session with server-side history: each holds an image (tens of KB inline),
+#: and a retry repeats the last request or the one before it.
+_HISTORY_REQUEST_MEMORY = 2
 
 
 def _jsonable(value: Any) -> Any:
@@ -93,12 +101,13 @@ class _Session:
     step_count: int = 0
     done: bool = False
     last_observation: str | None = None
+    history: SessionHistory | None = None
     answered: OrderedDict[str, OpResult] = field(default_factory=OrderedDict)
 
     def remember(self, request_id: str | None, result: OpResult) -> OpResult:
         if request_id is not None:
             self.answered[request_id] = result
-            if len(self.answered) > _REQUEST_MEMORY:
+            if len(self.answered) > (_REQUEST_MEMORY if self.history is None else _HISTORY_REQUEST_MEMORY):
                 self.answered.popitem(last=False)
         return result
 
@@ -128,6 +137,7 @@ class EnvHost:
         self._env_id = env_id
         self._sessions: dict[str, _Session] = {}
         self._scratch: Any = None
+        self.history_runtime = HistoryRuntime()
         self._ops: dict[type, Callable[[Any], OpResult]] = {
             CreateOp: self._create,
             ResetOp: self._reset,
@@ -136,6 +146,8 @@ class EnvHost:
             CloseOp: lambda op: self._close(op.session_id),
             TasksOp: self._tasks,
             PingOp: self._ping,
+            HistoryPngOp: lambda op: self._history_png(op.session_id),
+            RenderStatsOp: lambda op: self._render_stats(),
         }
 
     def run(self, ops: list[Op], progress: Callable[[], None] | None = None) -> list[OpResult]:
@@ -174,7 +186,7 @@ class EnvHost:
         return (True, os.getpid())
 
     def _create(self, op: CreateOp) -> OpResult:
-        sid, env_kwargs = op.session_id, op.env_kwargs
+        sid, env_kwargs, history = op.session_id, op.env_kwargs, op.history
         try:
             env = self._make_env(**env_kwargs)
         except TypeError as exc:
@@ -184,12 +196,17 @@ class EnvHost:
                 "GET /metadata shows the env's documented arguments.",
                 env_kwargs=sorted(env_kwargs),
             ) from exc
-        self._sessions[sid] = _Session(env=env)
+        session = _Session(env=env)
+        if history is not None:
+            session.history = self.history_runtime.open(HistoryOptions.model_validate(history))
+        self._sessions[sid] = session
         return (True, None)
 
     def _close(self, sid: str) -> OpResult:
         session = self._sessions.pop(sid, None)
         if session is not None:
+            if session.history is not None:
+                session.history.close()
             try:
                 session.env.close()
             except Exception as exc:  # closing must always free the slot
@@ -213,6 +230,8 @@ class EnvHost:
         session.task_id = info.get("task_id") if isinstance(info, dict) else None
         session.episode_id = extra.get("episode_id")
         session.last_observation = observation
+        if session.history is not None:
+            session.history.reset()
         body: dict[str, Any]
         if op.style == "openenv":
             body = {
@@ -242,8 +261,14 @@ class EnvHost:
             return session.answered[request_id]
         if not session.reset_done:
             return (False, ResetNeededError(self._env_id).to_dict())
+        action = op.action
+        history = session.history
+        seen = session.last_observation or ""
+        factor, tag_valid = 1.0, None
+        if history is not None:
+            action, factor, tag_valid = history.env_action(action)
         try:
-            observation, reward, terminated, truncated, info = session.env.step(op.action)
+            observation, reward, terminated, truncated, info = session.env.step(action)
         except Exception as exc:
             return session.remember(request_id, (False, _error(exc, sid)))
         observation, reward = str(observation), float(reward)
@@ -251,6 +276,19 @@ class EnvHost:
         session.step_count += 1
         session.done = terminated or truncated
         session.last_observation = observation
+        frame = None
+        if history is not None:
+            won = bool(info.get("won", False)) if isinstance(info, dict) else False
+            frame = history.after_step(
+                session_id=sid,
+                observation=seen,
+                action=action,
+                factor=factor,
+                tag_valid=tag_valid,
+                reward=reward,
+                done=session.done,
+                won=won,
+            )
         if op.style == "openenv":
             body: dict[str, Any] = {
                 "observation": {
@@ -275,6 +313,8 @@ class EnvHost:
                 "step_count": session.step_count,
                 "expires_at": extra["expires_at"],
             }
+            if frame is not None:  # sessions without history carry no history field at all
+                body["history"] = frame
         return session.remember(request_id, (True, _dumps(body)))
 
     def _state(self, op: StateOp) -> OpResult:
@@ -300,6 +340,19 @@ class EnvHost:
                 "expires_at": extra["expires_at"],
             }
         return (True, _dumps(body))
+
+    def _history_png(self, sid: str) -> OpResult:
+        session = self._get(sid)
+        if session.history is None:
+            raise ConfigurationError(
+                f"Session {sid!r} was created without history; create it with "
+                '{"history": {"style": "ocr", "window": 50, "preset": "alfworld"}} to get history images.',
+                session_id=sid,
+            )
+        return (True, (session.history.png(), len(session.history.optical.memory)))
+
+    def _render_stats(self) -> OpResult:
+        return (True, self.history_runtime.counters)
 
     def _tasks(self, op: TasksOp) -> OpResult:
         split, offset, limit = op.split, op.offset, op.limit

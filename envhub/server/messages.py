@@ -16,7 +16,9 @@ Operations (handled by :class:`envhub.server.host.EnvHost`):
 * :class:`StateOp` describes a session;
 * :class:`CloseOp` closes a session's env;
 * :class:`TasksOp` lists task ids with a scratch env;
-* :class:`PingOp` answers the worker's pid.
+* :class:`PingOp` answers the worker's pid;
+* :class:`HistoryPngOp` answers a history session's latest AgentOCR page (PNG, step);
+* :class:`RenderStatsOp` answers the worker's history-render counters.
 
 ``extra`` carries the server-side facts a response body needs (``expires_at``,
 ``created_at``, an OpenEnv ``session_id``/``episode_id``); the worker only copies them.
@@ -34,10 +36,12 @@ __all__ = [
     "CloseOp",
     "CreateOp",
     "Hello",
+    "HistoryPngOp",
     "Op",
     "OpResult",
     "PingOp",
     "Progress",
+    "RenderStatsOp",
     "ResetOp",
     "SessionOp",
     "StateOp",
@@ -60,10 +64,12 @@ OpResult = tuple[bool, Any]
 
 
 class CreateOp(NamedTuple):
-    """Build a session's env with ``env_kwargs``."""
+    """Build a session's env with ``env_kwargs``; ``history`` (HistoryOptions as a dict) turns on
+    server-side AgentOCR history for the session."""
 
     session_id: str
     env_kwargs: dict[str, Any]
+    history: dict[str, Any] | None = None
 
 
 class ResetOp(NamedTuple):
@@ -114,14 +120,34 @@ class PingOp(NamedTuple):
     """Answer the worker's pid."""
 
 
+class HistoryPngOp(NamedTuple):
+    """The latest rendered history page of a history session: ``(png_bytes, step)``."""
+
+    session_id: str
+
+
+class RenderStatsOp(NamedTuple):
+    """The worker's history-render counters (cache hits/misses, renders, encode time)."""
+
+
 #: The operations that address one session (their first field is ``session_id``).
-SessionOp = CreateOp | ResetOp | StepOp | StateOp | CloseOp
-Op = SessionOp | TasksOp | PingOp
+SessionOp = CreateOp | ResetOp | StepOp | StateOp | CloseOp | HistoryPngOp
+Op = SessionOp | TasksOp | PingOp | RenderStatsOp
 
 #: An operation on the pipe: ``(tag, *fields)``.
 WireOp = tuple[Any, ...]
 
-_OP_TYPES: tuple[type[Any], ...] = (CreateOp, ResetOp, StepOp, StateOp, CloseOp, TasksOp, PingOp)
+_OP_TYPES: tuple[type[Any], ...] = (
+    CreateOp,
+    ResetOp,
+    StepOp,
+    StateOp,
+    CloseOp,
+    TasksOp,
+    PingOp,
+    HistoryPngOp,
+    RenderStatsOp,
+)
 _TAGS: Mapping[type[Any], int] = MappingProxyType({cls: tag for tag, cls in enumerate(_OP_TYPES)})
 
 

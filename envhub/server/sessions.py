@@ -32,12 +32,15 @@ from envhub.core.errors import (
     StepTimeoutError,
     error_from_wire,
 )
-from envhub.core.wire import BatchResetItem, BatchStepItem
+from envhub.core.wire import BatchResetItem, BatchStepItem, HistoryOptions
+from envhub.server.history import RenderCounters
 from envhub.server.messages import (
     CloseOp,
     CreateOp,
+    HistoryPngOp,
     Op,
     OpResult,
+    RenderStatsOp,
     ResetOp,
     SessionOp,
     StateOp,
@@ -216,20 +219,34 @@ class SessionManager:
 
     # -- single-session operations ----------------------------------------------------------------
 
-    async def create(self, env_kwargs: dict[str, Any], *, session_id: str | None = None) -> SessionRecord:
-        """Create one session on the least-loaded worker.
+    async def create(
+        self,
+        env_kwargs: dict[str, Any],
+        *,
+        session_id: str | None = None,
+        history: HistoryOptions | None = None,
+    ) -> SessionRecord:
+        """Create one session on the least-loaded worker (with server-side history when asked).
 
         Raises:
             CapacityReachedError: no free slot.
             EnvhubError: the env could not be built (e.g. bad ``env_kwargs``).
         """
-        records = await self._create_many([env_kwargs], session_ids=[session_id or new_session_id()])
+        records = await self._create_many(
+            [env_kwargs], session_ids=[session_id or new_session_id()], history=history
+        )
         return records[0]
 
     async def _create_many(
-        self, kwargs_list: list[dict[str, Any]], *, session_ids: list[str]
+        self,
+        kwargs_list: list[dict[str, Any]],
+        *,
+        session_ids: list[str],
+        history: HistoryOptions | None = None,
     ) -> list[SessionRecord]:
         self._reserve(len(kwargs_list))
+        # The worker rebuilds the options from a plain dict (the pipe carries builtins only).
+        wire_history = None if history is None else history.model_dump()
         now = time.time()
         records = []
         try:
@@ -241,7 +258,7 @@ class SessionManager:
             calls = [
                 self.pool.call(
                     rs[0][1].slot,
-                    [CreateOp(r.session_id, kwargs_list[i]) for i, r in rs],
+                    [CreateOp(r.session_id, kwargs_list[i], wire_history) for i, r in rs],
                     generation=rs[0][1].generation,
                 )
                 for rs in by_slot.values()
@@ -337,6 +354,38 @@ class SessionManager:
         (result,) = await self._call(record, [StateOp(sid, style, extra)])
         return self._unwrap(result)  # type: ignore[no-any-return]
 
+    async def history_png(self, sid: str) -> tuple[bytes, int]:
+        """The session's latest history image as PNG and the step it shows (encoded in the worker).
+
+        Raises:
+            ConfigurationError: the session was created without history.
+            SessionNotFoundError, SessionExpiredError, SessionLostError: as :meth:`lookup`.
+        """
+        record = self.lookup(sid)
+        (result,) = await self._call(record, [HistoryPngOp(sid)])
+        return self._unwrap(result)  # type: ignore[no-any-return]
+
+    async def render_stats(self, *, timeout_s: float = 2.0) -> list[tuple[int, int, RenderCounters]]:
+        """Each live worker's history render counters ``(slot, generation, counters)``.
+
+        A worker that does not answer within ``timeout_s`` (busy with a long step) is left
+        out of this scrape rather than holding ``/metrics`` up.
+        """
+        live = [slot for slot in self.pool.slots if slot.alive]
+
+        async def one(slot: WorkerSlot) -> tuple[int, int, RenderCounters] | None:
+            generation = slot.generation
+            try:
+                (result,) = await asyncio.wait_for(
+                    self.pool.call(slot, [RenderStatsOp()], generation=generation), timeout_s
+                )
+            except (WorkerDied, WorkerTimedOut, TimeoutError):
+                return None
+            return (slot.index, generation, result[1]) if result[0] else None
+
+        answers = await asyncio.gather(*(one(slot) for slot in live))
+        return [a for a in answers if a is not None]
+
     async def tasks(self, split: str | None, offset: int, limit: int) -> bytes:
         """One page of task ids, listed by a worker's scratch env."""
         slot = self.pool.least_loaded()
@@ -375,6 +424,7 @@ class SessionManager:
         seed: int,
         split: str | None,
         env_kwargs: dict[str, Any],
+        history: HistoryOptions | None = None,
     ) -> tuple[list[SessionRecord], list[bytes]]:
         """``group_size`` sessions reset with the same task and seed (all or nothing).
 
@@ -382,7 +432,9 @@ class SessionManager:
             The records and each member's reset JSON (``GroupMember``-shaped plus ``expires_at``).
         """
         records = await self._create_many(
-            [env_kwargs] * group_size, session_ids=[new_session_id() for _ in range(group_size)]
+            [env_kwargs] * group_size,
+            session_ids=[new_session_id() for _ in range(group_size)],
+            history=history,
         )
         options = {"split": split} if split is not None else {}
         items = [

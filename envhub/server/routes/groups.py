@@ -31,6 +31,7 @@ async def create_group(body: GroupCreate, manager: ManagerDep) -> GroupCreated:
         seed=seed,
         split=body.split,
         env_kwargs=body.env_kwargs,
+        history=body.history,
     )
     members = []
     for payload in payloads:

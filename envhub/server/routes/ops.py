@@ -42,8 +42,9 @@ async def ready(manager: ManagerDep) -> JSONResponse:
     response_class=Response,
     responses={200: {"content": {"text/plain": {}}}, 401: {"model": ErrorBody}},
 )
-async def metrics(request: Request) -> Response:
-    """Prometheus metrics of this server (its own registry)."""
+async def metrics(request: Request, manager: ManagerDep) -> Response:
+    """Prometheus metrics of this server (its own registry), with the workers' render counters."""
+    request.app.state.metrics.history.update(await manager.render_stats())
     return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -110,6 +110,7 @@ class EngineEvent:
     step_idx: int | None = None
     cause: str | None = None
     message: str | None = None
+    replica: int | None = None
 
 
 @dataclass
@@ -463,7 +464,7 @@ class RolloutEngine:
         uid = group_uid(self.job_id, task.slot, attempt)
         group, members, start = await self._open(task, attempt, uid, resume)
         self.metrics.live_groups.inc()
-        self._emit("group_started", task.slot, attempt)
+        self._emit("group_started", task.slot, attempt, replica=group.replica)
         try:
             for step_idx in range(start, self.config.context.max_steps):
                 live = [m for m in members if not m.done]

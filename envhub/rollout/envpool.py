@@ -267,10 +267,12 @@ class InProcessEnvPool:
     Args:
         make_env: builds one env from keyword arguments (e.g. ``lambda **kw: envhub.make(id, **kw)``).
         env_id: the env's id, for records.
-        threads: worker threads (env calls of different groups run concurrently).
+        threads: worker threads. The default 1 runs every env call on one thread, in order:
+            some engines keep process-wide state that is not thread-safe (TextWorld, which
+            ALFWorld runs on, fails when two games load at once). Policy calls still overlap.
     """
 
-    def __init__(self, make_env: Callable[..., Any], *, env_id: str, threads: int = 4) -> None:
+    def __init__(self, make_env: Callable[..., Any], *, env_id: str, threads: int = 1) -> None:
         self.env_id = env_id
         self._make_env = make_env
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="envhub-env")

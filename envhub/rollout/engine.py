@@ -52,6 +52,10 @@ __all__ = [
 ]
 
 
+#: Failures that would fail every group of the job alike: they stop the job instead.
+_JOB_WIDE = frozenset({"policy_unavailable", "policy_error", "configuration", "unknown_task"})
+
+
 def group_uid(job_id: str, slot: int, attempt: int) -> str:
     """The deterministic id of a group: one per job, slot and attempt."""
     return f"{job_id}-{slot}-{attempt}"
@@ -338,7 +342,7 @@ class RolloutEngine:
                     attempt += 1
                     continue
                 self._drop(task, attempt, failure)
-                if failure.cause in ("policy_unavailable", "policy_error", "configuration"):
+                if failure.cause in _JOB_WIDE:
                     raise JobAborted(failure) from exc
                 return
             await self._publish(task, group)

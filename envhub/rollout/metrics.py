@@ -70,7 +70,16 @@ class RolloutMetrics:
             registry=r,
         )
         self.live_groups = Gauge("envhub_rollout_live_groups", "Groups being played now.", registry=r)
-        self.jobs = Gauge("envhub_rollout_jobs", "Jobs by state.", ["state"], registry=r)
+        self.errors = Counter(
+            "envhub_rollout_http_errors",
+            "Error responses of the rollout service, by code.",
+            ["code"],
+            registry=r,
+        )
+
+    def count_error(self, code: str) -> None:
+        """Count one error response (the shared server error handler calls this)."""
+        self.errors.labels(code).inc()
 
     def render(self) -> bytes:
         """The Prometheus text exposition."""

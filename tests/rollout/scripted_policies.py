@@ -1,0 +1,34 @@
+"""Scripted policies the rollout-service tests name as ``scripted:tests.rollout.scripted_policies:...``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envhub.core.errors import PolicyUnavailableError
+from envhub.envs.timeseries.policy import HeuristicPolicy
+from envhub.policy.base import Prompt
+from envhub.policy.scripted import ScriptedBackend
+
+
+def slow_heuristic(**kwargs: Any) -> ScriptedBackend:
+    """The time-series heuristic with 0.1 s per policy call (a job that takes a while)."""
+    return ScriptedBackend(make_policy=HeuristicPolicy, latency=lambda p: 0.1, **kwargs)
+
+
+slow_heuristic.scripted_factory = True  # type: ignore[attr-defined]
+
+
+def dies_after_a_while(**kwargs: Any) -> ScriptedBackend:
+    """Answers the first 12 calls, then the endpoint is down for good."""
+    calls = {"n": 0}
+
+    def fail(prompt: Prompt) -> PolicyUnavailableError | None:
+        calls["n"] += 1
+        if calls["n"] > 12:
+            return PolicyUnavailableError("the policy endpoint went away", endpoint="scripted")
+        return None
+
+    return ScriptedBackend(make_policy=HeuristicPolicy, fail=fail, **kwargs)
+
+
+dies_after_a_while.scripted_factory = True  # type: ignore[attr-defined]

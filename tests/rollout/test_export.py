@@ -63,5 +63,5 @@ def test_reading_a_missing_or_broken_file_is_a_configuration_error(tmp_path: Pat
         list(read_jsonl(tmp_path / "none.jsonl"))
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{}\n")
-    with pytest.raises(ConfigurationError, match="broken.jsonl:1 is not a Group"):
+    with pytest.raises(ConfigurationError, match=r"broken\.jsonl:1 is not a Group"):
         list(read_jsonl(broken))

@@ -45,6 +45,8 @@ __all__ = [
     "EngineEvent",
     "GroupTask",
     "JobAborted",
+    "JournalLike",
+    "ResumePoint",
     "RolloutEngine",
     "RolloutReport",
     "SequenceBuilderLike",

@@ -213,7 +213,7 @@ class RemoteEnvPool:
             state = await self._clients[replica].state(session_id)
         except EnvhubError:
             return None
-        return None if state.done and state.step_count == 0 else state.step_count
+        return state.step_count
 
     async def adopt(self, replica: int, session_ids: Sequence[str]) -> None:
         self._load[replica] += len(session_ids)

@@ -560,13 +560,25 @@ class RolloutEngine:
         ):
             self._record(task, attempt, m, step_idx, view, completion, projection, outcome, policy_s, env_s)
         if self.journal is not None:
-            for m in live:
-                entry = {
-                    "step": m.traj.steps[-1].model_dump(mode="json"),
-                    "observation": m.observation,
-                    "info": m.info,
-                }
-                await self.journal.record_step(self.job_id, task.slot, attempt, m.index, entry)
+            # Each entry holds the step and what it led to: enough to rebuild the member's
+            # memory and continue from its session after a restart.
+            journal = self.journal
+            await asyncio.gather(
+                *(
+                    journal.record_step(
+                        self.job_id,
+                        task.slot,
+                        attempt,
+                        m.index,
+                        {
+                            "step": m.traj.steps[-1].model_dump(mode="json"),
+                            "observation": m.observation,
+                            "info": m.info,
+                        },
+                    )
+                    for m in live
+                )
+            )
         self._emit("step", task.slot, attempt, step_idx=step_idx)
 
     def _record(

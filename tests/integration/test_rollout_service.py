@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -9,10 +10,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from envhub.rollout.jobs import RolloutRequest
 from envhub.rollout.service import RolloutServiceSettings, create_app
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
-from tests.rollout.conftest import CollectingQueue
+from tests.rollout.conftest import CollectingQueue, RecordingJournal
 
 pytestmark = pytest.mark.integration
 
@@ -141,3 +143,16 @@ def test_a_policy_that_dies_mid_job_fails_the_job_and_publishes_only_whole_group
     assert 0 < len(queue.groups) < 6 and progress["published"] == len(queue.groups)
     for group in queue.groups:
         assert len(group.trajectories) == 2 and all(t.steps[-1].terminated for t in group.trajectories)
+
+
+def test_on_startup_the_service_resumes_unfinished_jobs_from_the_journal(env_server: RunningServer) -> None:
+    queue = CollectingQueue()
+    journal = RecordingJournal(queue)
+    spec = RolloutRequest.model_validate({**job(env_server), "env_id": "envhub/TimeSeries-v0"})
+    asyncio.run(journal.save_job("old", spec.model_dump(mode="json")))
+    journal.done["old"] = {1}  # slot 1 was published before the service died
+    with TestClient(create_app(RolloutServiceSettings(), queue=queue, journal=journal)) as client:
+        progress = wait(client, "old", until={"done", "failed"})
+    assert progress["status"] == "done" and progress["total"] == 3 and progress["published"] == 3
+    assert sorted(g.uid for g in queue.groups) == ["old-0-0", "old-2-0"]  # slot 1 not played again
+    assert journal.finished == {"old": "done"}

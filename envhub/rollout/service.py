@@ -195,6 +195,7 @@ class JobManager:
             # A scripted spec that does not load is the caller's mistake: say so now, as a 400.
             await build_backend(request.policy, request.policy_version).aclose()
         env_id = await resolve_env_id(request)
+        request = request.model_copy(update={"env_id": env_id})  # a resumed job needs no lookup
         job = Job(job_id=uuid.uuid4().hex[:12], request=request, env_id=env_id)
         if self.journal is not None:
             await self.journal.save_job(job.job_id, request.model_dump(mode="json"))

@@ -306,9 +306,12 @@ class RolloutEngine:
             async with asyncio.TaskGroup() as tg:
                 for task in tasks:
                     tg.create_task(one(task))
-        except* JobAborted as group:
+        except BaseExceptionGroup as group:
+            # One group's job-wide failure (or a queue/journal error) ends the run; raise it
+            # plainly, not wrapped, so callers see the typed error.
             self.report.finished_at = time.time()
-            raise group.exceptions[0] from None
+            errors = list(group.exceptions)
+            raise next((e for e in errors if isinstance(e, JobAborted)), errors[0]) from None
         self.report.finished_at = time.time()
         return self.report
 

@@ -117,19 +117,25 @@ def overhead_row(
     *,
     remote: str | None,
     group_size: int,
+    repeats: int,
 ) -> dict[str, Any]:
+    """Median and best of ``repeats`` runs (the machine is shared: the best run is the least disturbed)."""
     cfg = dict(group_size=group_size, max_concurrent_groups=1, env_kwargs=env_kwargs)
     texts = recorded_texts(env_id, policy, tasks, **cfg)
     replay = ScriptedBackend(lambda p: texts[(p.metadata["member"], p.metadata["step_idx"])])
-    if remote is not None:
-        envs: Any = RemoteEnvPool([remote], env_id=env_id)
-    else:
-        envs = InProcessEnvPool(lambda **kw: envhub.make(env_id, **kw), env_id=env_id)
-    groups, wall = asyncio.run(engine_run(envs, replay, tasks, **cfg))
-    steps = sum(t.length for g in groups for t in g.trajectories)
     seeds = {f"b-{t.slot}-0": t.seed for t in tasks}
-    env_s = env_compute_s(env_id, groups, env_kwargs, seeds)
-    overhead = max(0.0, wall - env_s)
+    per_step, pct = [], []
+    for _ in range(repeats):
+        if remote is not None:
+            envs: Any = RemoteEnvPool([remote], env_id=env_id)
+        else:
+            envs = InProcessEnvPool(lambda **kw: envhub.make(env_id, **kw), env_id=env_id)
+        groups, wall = asyncio.run(engine_run(envs, replay, tasks, **cfg))
+        steps = sum(t.length for g in groups for t in g.trajectories)
+        env_s = env_compute_s(env_id, groups, env_kwargs, seeds)
+        overhead = max(0.0, wall - env_s)
+        per_step.append(1000 * overhead / steps)
+        pct.append(100 * overhead / env_s)
     return {
         "part": "overhead",
         "env": env_id,
@@ -137,15 +143,16 @@ def overhead_row(
         "groups": len(groups),
         "group_size": group_size,
         "steps": steps,
-        "wall_s": wall,
-        "env_s": env_s,
-        "overhead_ms_per_step": 1000 * overhead / steps,
-        "overhead_pct_of_env": 100 * overhead / env_s if env_s else float("inf"),
+        "repeats": repeats,
         "env_ms_per_step": 1000 * env_s / steps,
+        "overhead_ms_per_step_median": statistics.median(per_step),
+        "overhead_ms_per_step_best": min(per_step),
+        "overhead_pct_of_env_median": statistics.median(pct),
+        "overhead_pct_of_env_best": min(pct),
     }
 
 
-def part_overhead(groups: int, group_size: int) -> list[dict[str, Any]]:
+def part_overhead(groups: int, group_size: int, repeats: int) -> list[dict[str, Any]]:
     from envhub.envs.timeseries.policy import HeuristicPolicy
 
     rows = []
@@ -153,9 +160,21 @@ def part_overhead(groups: int, group_size: int) -> list[dict[str, Any]]:
     tasks = [GroupTask(i, f"test-{i}", i) for i in range(groups)]
     with serve_in_thread(ServerSettings(env_id=TS, workers=1)) as server:
         rows.append(
-            overhead_row(TS, HeuristicPolicy, tasks, ts_kwargs, remote=server.base_url, group_size=group_size)
+            overhead_row(
+                TS,
+                HeuristicPolicy,
+                tasks,
+                ts_kwargs,
+                remote=server.base_url,
+                group_size=group_size,
+                repeats=repeats,
+            )
         )
-    rows.append(overhead_row(TS, HeuristicPolicy, tasks, ts_kwargs, remote=None, group_size=group_size))
+    rows.append(
+        overhead_row(
+            TS, HeuristicPolicy, tasks, ts_kwargs, remote=None, group_size=group_size, repeats=repeats
+        )
+    )
     try:
         from envhub.envs.alfworld.data import embedded_data_dir
         from envhub.envs.alfworld.policy import WalkthroughPolicy
@@ -176,6 +195,7 @@ def part_overhead(groups: int, group_size: int) -> list[dict[str, Any]]:
                 alf_kwargs,
                 remote=server.base_url,
                 group_size=min(group_size, 4),
+                repeats=repeats,
             )
         )
     return rows
@@ -252,7 +272,7 @@ async def lockstep(tasks: list[GroupTask], group_size: int, backend: ScriptedBac
             "info": m.info,
             "done": False,
             "ctx": AgentContext(ctx_config, template),
-            "id": f"l-{gi}-{mi}",
+            "id": f"l-{tasks[gi].slot}-0-{mi}",  # shaped like the engine's traj ids
             "index": mi,
         }
         for gi, g in enumerate(opened)
@@ -303,6 +323,15 @@ def part_lockstep(
     from envhub.envs.timeseries.policy import HeuristicPolicy
 
     tasks = [GroupTask(i, f"test-{i}", i) for i in range(groups)]
+    cfg = dict(group_size=group_size, max_concurrent_groups=groups, env_kwargs={"images": False})
+    # The heuristic's answers are recorded once, so both loops spend only the injected latency.
+    recorded = recorded_texts(TS, HeuristicPolicy, tasks, **cfg)
+    texts = {(k.split("-")[1], int(k.split("-")[3]), i): v for (k, i), v in recorded.items()}
+
+    def replay(p: Prompt) -> str:
+        parts = str(p.metadata["member"]).split("-")
+        return texts[(parts[1], int(parts[3]), int(p.metadata["step_idx"]))]
+
     rows = []
     for seed in range(repeats):
         lat = dict(median_s=median_s, alpha=alpha, cap_s=60 * median_s, seed=seed)
@@ -311,7 +340,7 @@ def part_lockstep(
             lockstep(
                 tasks,
                 group_size,
-                ScriptedBackend(make_policy=HeuristicPolicy, latency=heavy_tailed_latency(**lat)),
+                ScriptedBackend(replay, latency=heavy_tailed_latency(**lat)),
                 50,
             )
         )
@@ -320,10 +349,8 @@ def part_lockstep(
         sink = Sink()
         engine = RolloutEngine(
             envs=envs,
-            backend=ScriptedBackend(make_policy=HeuristicPolicy, latency=heavy_tailed_latency(**lat)),
-            config=EngineConfig(
-                group_size=group_size, max_concurrent_groups=groups, env_kwargs={"images": False}
-            ),
+            backend=ScriptedBackend(replay, latency=heavy_tailed_latency(**lat)),
+            config=EngineConfig(**cfg),
             queue=sink,
             job_id="ind",
         )
@@ -371,13 +398,13 @@ def main() -> None:
     parser.add_argument("--group-size", type=int, default=8)
     parser.add_argument("--median-ms", type=float, default=20.0, help="Median injected policy latency.")
     parser.add_argument("--alpha", type=float, default=1.5, help="Pareto tail index of the latency.")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     parts = ["overhead", "tiny", "lockstep", "crash"] if args.part == "all" else [args.part]
     rows: list[dict[str, Any]] = []
     for part in parts:
         if part == "overhead":
-            rows += part_overhead(min(args.groups, 8), args.group_size)
+            rows += part_overhead(min(args.groups, 8), args.group_size, args.repeats)
         elif part == "tiny":
             rows += part_tiny(args.groups, args.group_size)
         elif part == "lockstep":

@@ -21,6 +21,7 @@ import base64
 import contextlib
 import itertools
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from envhub.core.errors import (
     ConfigurationError,
     EnvhubError,
     ExecutionError,
+    ServerUnreachableError,
     SessionNotFoundError,
 )
 from envhub.server.models import BatchStepItem
@@ -129,8 +131,10 @@ class EnvPool(Protocol):
     async def aclose(self) -> None: ...
 
 
-def _least_loaded(load: Sequence[int]) -> int:
-    return min(range(len(load)), key=lambda i: (load[i], i))
+def _least_loaded(load: Sequence[int], down: Sequence[bool] | None = None) -> int:
+    """The replica with the fewest live sessions, preferring replicas not marked down."""
+    down = down or [False] * len(load)
+    return min(range(len(load)), key=lambda i: (down[i], load[i], i))
 
 
 class RemoteEnvPool:
@@ -161,6 +165,9 @@ class RemoteEnvPool:
         self.base_urls = list(base_urls)
         self._clients = [AsyncEnvClient(u, token=token, timeout_s=timeout_s, retry=retry) for u in base_urls]
         self._load = [0] * len(base_urls)
+        # A replica that could not be reached takes no new groups for a while (unless all are down).
+        self._down_until = [0.0] * len(base_urls)
+        self.down_cooldown_s = 10.0
 
     @property
     def replicas(self) -> int:
@@ -179,15 +186,19 @@ class RemoteEnvPool:
         env_kwargs: Mapping[str, Any],
         replica: int | None = None,
     ) -> OpenGroup:
-        index = _least_loaded(self._load) if replica is None else replica
+        now = time.monotonic()
+        down = [until > now for until in self._down_until]
+        index = _least_loaded(self._load, down) if replica is None else replica
         # Count the sessions before the request, so concurrent openers spread out.
         self._load[index] += group_size
         try:
             created = await self._clients[index].create_group(
                 group_size, task_id=task_id, seed=seed, split=split, env_kwargs=env_kwargs
             )
-        except BaseException:
+        except BaseException as exc:
             self._load[index] -= group_size
+            if isinstance(exc, ServerUnreachableError):
+                self._down_until[index] = time.monotonic() + self.down_cooldown_s
             raise
         members = tuple(MemberStart(m.session_id, m.observation, dict(m.info)) for m in created.sessions)
         return OpenGroup(index, members)

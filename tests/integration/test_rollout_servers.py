@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 import envhub
+from envhub.client import RetryPolicy
 from envhub.core.policy import Policy
 from envhub.core.records import Group
 from envhub.envs.timeseries.policy import HeuristicPolicy
@@ -187,3 +188,16 @@ def test_a_sigkilled_env_worker_re_runs_its_group_whole_once(ts_replicas: list[R
     assert metrics.retries.labels("session_lost")._value.get() == report.retries_by_cause["session_lost"]
     for group in groups:
         assert all(t.steps[-1].terminated for t in group.trajectories)
+
+
+def test_an_unreachable_replica_takes_no_more_groups_and_its_groups_re_run_elsewhere(
+    ts_replicas: list[RunningServer],
+) -> None:
+    dead = "http://127.0.0.1:9"  # discard port: nothing listens
+    envs = RemoteEnvPool([dead, ts_replicas[1].base_url], env_id=TS, retry=RetryPolicy(max_attempts=2))
+    tasks = [GroupTask(i, f"test-{i}", i) for i in range(4)]
+    groups, events = asyncio.run(play(envs, HeuristicPolicy, tasks, env_kwargs={"images": False}))
+    assert sorted(g.task_id for g in groups) == [f"test-{i}" for i in range(4)]
+    retried = [e for e in events if e.kind == "group_retry"]
+    assert retried and all(e.cause == "env_unreachable" for e in retried)
+    assert all(e.replica == 1 for e in events if e.kind == "group_started")

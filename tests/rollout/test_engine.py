@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import envhub
-from envhub.core.errors import PolicyError, PolicyUnavailableError, SessionLostError
+from envhub.core.errors import PolicyError, PolicyUnavailableError, QueueError, SessionLostError
 from envhub.envs.timeseries.policy import HeuristicPolicy
 from envhub.policy.base import Prompt
 from envhub.policy.scripted import ScriptedBackend
@@ -190,3 +190,14 @@ def test_cancelling_a_run_publishes_nothing_more() -> None:
         return queue
 
     assert asyncio.run(main()).groups == []
+
+
+async def test_a_queue_that_fails_ends_the_run_with_the_typed_error() -> None:
+    class DownQueue(CollectingQueue):
+        async def put(self, group: Any) -> None:
+            raise QueueError("Redis at redis://127.0.0.1:6390 refused the connection")
+
+    eng = engine(ScriptedBackend(make_policy=HeuristicPolicy), DownQueue())
+    with pytest.raises(QueueError, match="refused"):
+        await eng.run([GroupTask(0, "test-0", 0), GroupTask(1, "test-1", 1)])
+    assert eng.report.published == 0

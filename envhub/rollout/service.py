@@ -327,10 +327,13 @@ def _default_queue(settings: RolloutServiceSettings) -> tuple[GroupQueue, Servic
     # Imported by name: the queue backends live in their own modules and load only when used.
     if settings.redis_url:
         redis_mod = importlib.import_module("envhub.rollout.queue.redis")
-        journal_mod = importlib.import_module("envhub.rollout.queue.journal")
-        queue = redis_mod.RedisQueue.from_url(settings.redis_url, stream=settings.stream)
-        journal = journal_mod.RedisJournal(queue)
-        return queue, journal
+        queue = redis_mod.RedisQueue(settings.redis_url, stream=settings.stream, consumer="rollout-service")
+        try:
+            journal_mod = importlib.import_module("envhub.rollout.queue.journal")
+        except ImportError:
+            _log.warning("no journal module: finished steps are not journaled, jobs do not resume")
+            return queue, None
+        return queue, journal_mod.RedisJournal(queue)
     memory_mod = importlib.import_module("envhub.rollout.queue.memory")
     return memory_mod.MemoryQueue(), None
 

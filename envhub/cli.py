@@ -261,8 +261,12 @@ def rollout_command(
     out: Annotated[Path, typer.Option("-o", "--out", help="JSONL file the groups are appended to.")] = Path(
         "groups.jsonl"
     ),
+    redis_url: Annotated[
+        str | None, typer.Option(help="Publish to this Redis stream instead of --out [REDIS_URL].")
+    ] = None,
+    stream: Annotated[str, typer.Option(help="The Redis stream of finished groups.")] = "envhub:groups",
 ) -> None:
-    """Run one rollout job here (no service) with a progress bar; groups go to a JSONL file."""
+    """Run one rollout job here (no service) with a progress bar; groups go to a JSONL file or Redis."""
     import asyncio
     import json
     import uuid
@@ -275,6 +279,7 @@ def rollout_command(
     from envhub.rollout.export import JsonlGroupWriter
     from envhub.rollout.jobs import PolicyEndpoint, SamplingRequest, build_backend
     from envhub.rollout.oneshot import make_pool, run_rollout
+    from envhub.rollout.queue.base import GroupQueue
 
     if (count is None) == (not task):
         raise ConfigurationError("Give exactly one of --count or --task.")
@@ -299,6 +304,13 @@ def rollout_command(
         step_timeout_s=step_timeout,
         on_failure=on_failure,  # type: ignore[arg-type]
     )
+    queue: GroupQueue
+    if redis_url is not None:
+        from envhub.rollout.queue.redis import RedisQueue
+
+        queue = RedisQueue(redis_url, stream=stream)
+    else:
+        queue = JsonlGroupWriter(out)
     job_id = uuid.uuid4().hex[:12]
     with Progress(
         TextColumn("[bold]rollout {task.fields[job]}"),
@@ -323,7 +335,7 @@ def rollout_command(
                 envs=make_pool(env_id=env, env_urls=env_url or []),
                 backend=build_backend(spec, policy_version),
                 config=config,
-                queue=JsonlGroupWriter(out),
+                queue=queue,
                 task_ids=task,
                 count=count,
                 job_id=job_id,
@@ -333,7 +345,8 @@ def rollout_command(
         )
     report = engine.report
     Console().print(
-        f"job {job_id}: {report.published} groups written to {out}, {report.dropped} dropped "
+        f"job {job_id}: {report.published} groups written to {out if redis_url is None else stream}, "
+        f"{report.dropped} dropped "
         f"{report.drops_by_cause or ''}, {report.retried} re-run, {report.steps} steps "
         f"in {report.elapsed_s:.1f} s"
     )
@@ -345,18 +358,48 @@ app.add_typer(rollouts_app, name="rollouts")
 
 @rollouts_app.command("export")
 def rollouts_export_command(
-    source: Annotated[Path, typer.Argument(help="A groups JSONL file (from `envhub rollout`).")],
     output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.")],
+    source: Annotated[
+        Path | None, typer.Argument(help="A groups JSONL file (from `envhub rollout`); or use --redis-url.")
+    ] = None,
     format: Annotated[str, typer.Option("--format", help="jsonl | parquet (one row per step).")] = "jsonl",
+    redis_url: Annotated[str | None, typer.Option(help="Read the groups from this Redis stream.")] = None,
+    stream: Annotated[str, typer.Option(help="The Redis stream of finished groups.")] = "envhub:groups",
+    group: Annotated[
+        str, typer.Option(help="Consumer group the export reads with (its own: trainers keep theirs).")
+    ] = "envhub-export",
 ) -> None:
     """Export finished groups: JSONL (one group per line) or parquet (one step row per line)."""
+    import asyncio
+
     from envhub.core.errors import ConfigurationError
+    from envhub.core.records import Group
     from envhub.rollout.export import read_jsonl, write_jsonl, write_parquet
 
     writers = {"jsonl": write_jsonl, "parquet": write_parquet}
     if format not in writers:
         raise ConfigurationError(f"--format must be one of {sorted(writers)}; got {format!r}.")
-    written = writers[format](read_jsonl(source), output)
+    if (source is None) == (redis_url is None):
+        raise ConfigurationError("Give a JSONL file or --redis-url (not both).")
+    groups: list[Group]
+    if redis_url is not None:
+        from envhub.rollout.queue.redis import RedisQueue
+
+        async def drain() -> list[Group]:
+            queue = RedisQueue(redis_url, stream=stream, group=group, consumer="export")
+            found: list[Group] = []
+            try:
+                while deliveries := await queue.get(256, timeout_s=1.0):
+                    found.extend(d.group for d in deliveries)
+                    await queue.ack(deliveries)
+            finally:
+                await queue.aclose()
+            return found
+
+        groups = asyncio.run(drain())
+    else:
+        groups = list(read_jsonl(source))  # type: ignore[arg-type]
+    written = writers[format](groups, output)
     Console().print(f"wrote {written} {'groups' if format == 'jsonl' else 'step rows'} to {output}")
 
 

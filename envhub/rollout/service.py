@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import time
 import uuid
@@ -322,20 +321,20 @@ async def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4")
 
 
-def _default_queue(settings: RolloutServiceSettings) -> tuple[GroupQueue, ServiceJournal | None]:
-    """Redis queue + journal when a Redis URL is set, else the in-process queue and no journal."""
-    # Imported by name: the queue backends live in their own modules and load only when used.
+def _default_queue(settings: RolloutServiceSettings) -> tuple[GroupQueue, ServiceJournal]:
+    """Redis queue + journal when a Redis URL is set, else the in-process queue and journal."""
+    from envhub.rollout.journaling import EngineJournal
+    from envhub.rollout.queue.journal import MemoryJournal, RedisJournal
+    from envhub.rollout.queue.memory import MemoryQueue
+
     if settings.redis_url:
-        redis_mod = importlib.import_module("envhub.rollout.queue.redis")
-        queue = redis_mod.RedisQueue(settings.redis_url, stream=settings.stream, consumer="rollout-service")
-        try:
-            journal_mod = importlib.import_module("envhub.rollout.queue.journal")
-        except ImportError:
-            _log.warning("no journal module: finished steps are not journaled, jobs do not resume")
-            return queue, None
-        return queue, journal_mod.RedisJournal(queue)
-    memory_mod = importlib.import_module("envhub.rollout.queue.memory")
-    return memory_mod.MemoryQueue(), None
+        from envhub.rollout.queue.redis import RedisQueue
+
+        queue = RedisQueue(settings.redis_url, stream=settings.stream, consumer="rollout-service")
+        return queue, EngineJournal(RedisJournal(queue, prefix=f"{settings.stream}:journal"), queue)
+    # In-process, the journal only guards against publishing a slot twice (it dies with us).
+    memory = MemoryQueue()
+    return memory, EngineJournal(MemoryJournal(), memory)
 
 
 def create_app(

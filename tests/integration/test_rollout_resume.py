@@ -12,9 +12,11 @@ from envhub.policy.base import Prompt
 from envhub.policy.scripted import ScriptedBackend, think_action
 from envhub.rollout.engine import EngineConfig, EngineEvent, GroupTask, RolloutEngine
 from envhub.rollout.envpool import OpenGroup, RemoteEnvPool
+from envhub.rollout.journaling import EngineJournal
+from envhub.rollout.queue.journal import MemoryJournal
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
-from tests.rollout.conftest import CollectingQueue, RecordingJournal
+from tests.rollout.conftest import CollectingQueue
 
 pytestmark = pytest.mark.integration
 
@@ -50,7 +52,7 @@ def steps_of(groups: list[Any]) -> dict[str, list[tuple[Any, ...]]]:
     }
 
 
-async def first_life(server: RunningServer, journal: RecordingJournal) -> None:
+async def first_life(server: RunningServer, journal: EngineJournal) -> None:
     """Run until group 0 has journaled 3 steps, then die mid-job."""
     engine = RolloutEngine(
         envs=DyingPool([server.base_url], env_id=TS),
@@ -70,7 +72,7 @@ async def first_life(server: RunningServer, journal: RecordingJournal) -> None:
         await run
 
 
-async def second_life(server: RunningServer, journal: RecordingJournal) -> RolloutEngine:
+async def second_life(server: RunningServer, journal: EngineJournal) -> RolloutEngine:
     done = await journal.done_slots("job")
     engine = RolloutEngine(
         envs=RemoteEnvPool([server.base_url], env_id=TS),
@@ -86,7 +88,8 @@ async def second_life(server: RunningServer, journal: RecordingJournal) -> Rollo
 
 def test_a_dead_engine_resumes_in_flight_groups_from_the_journal(server: RunningServer) -> None:
     queue = CollectingQueue()
-    journal = RecordingJournal(queue)
+    journal = EngineJournal(MemoryJournal(), queue)
+    asyncio.run(journal.save_job("job", {}))
     asyncio.run(first_life(server, journal))
     in_flight = {p.slot: sum(map(len, p.entries)) for p in asyncio.run(journal.open_groups("job"))}
     assert in_flight.get(0) == 3 * 3  # three members, three journaled steps each
@@ -120,7 +123,8 @@ def test_sessions_that_are_gone_re_run_the_group_whole_and_count_the_redone_step
     server: RunningServer,
 ) -> None:
     queue = CollectingQueue()
-    journal = RecordingJournal(queue)
+    journal = EngineJournal(MemoryJournal(), queue)
+    asyncio.run(journal.save_job("job", {}))
     asyncio.run(first_life(server, journal))
     points = asyncio.run(journal.open_groups("job"))
     journaled = sum(sum(map(len, p.entries)) for p in points)

@@ -10,11 +10,14 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from envhub.core.records import Group
 from envhub.rollout.jobs import RolloutRequest
+from envhub.rollout.journaling import EngineJournal
+from envhub.rollout.queue.journal import MemoryJournal
 from envhub.rollout.service import RolloutServiceSettings, create_app
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
-from tests.rollout.conftest import CollectingQueue, RecordingJournal
+from tests.rollout.conftest import CollectingQueue
 
 pytestmark = pytest.mark.integration
 
@@ -147,12 +150,19 @@ def test_a_policy_that_dies_mid_job_fails_the_job_and_publishes_only_whole_group
 
 def test_on_startup_the_service_resumes_unfinished_jobs_from_the_journal(env_server: RunningServer) -> None:
     queue = CollectingQueue()
-    journal = RecordingJournal(queue)
+    journal = EngineJournal(MemoryJournal(), queue)
     spec = RolloutRequest.model_validate({**job(env_server), "env_id": "envhub/TimeSeries-v0"})
-    asyncio.run(journal.save_job("old", spec.model_dump(mode="json")))
-    journal.done["old"] = {1}  # slot 1 was published before the service died
+
+    async def before_the_crash() -> None:
+        await journal.save_job("old", spec.model_dump(mode="json"))
+        # Slot 1 was published before the service died.
+        await journal.commit_group(
+            "old", 1, Group(uid="old-1-0", env_id="envhub/TimeSeries-v0", task_id="test-1")
+        )
+
+    asyncio.run(before_the_crash())
     with TestClient(create_app(RolloutServiceSettings(), queue=queue, journal=journal)) as client:
         progress = wait(client, "old", until={"done", "failed"})
     assert progress["status"] == "done" and progress["total"] == 3 and progress["published"] == 3
-    assert sorted(g.uid for g in queue.groups) == ["old-0-0", "old-2-0"]  # slot 1 not played again
-    assert journal.finished == {"old": "done"}
+    assert sorted(g.uid for g in queue.groups) == ["old-0-0", "old-1-0", "old-2-0"]  # slot 1 once
+    assert asyncio.run(journal.jobs()) == []  # finished: nothing left to resume

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from envhub.policy.base import Prompt
-from envhub.policy.scripted import ScriptedBackend, think_action
+from envhub.policy.scripted import ScriptedBackend
 from envhub.rollout.engine import EngineConfig, EngineEvent, GroupTask, RolloutEngine
 from envhub.rollout.envpool import OpenGroup, RemoteEnvPool
 from envhub.rollout.journaling import EngineJournal
@@ -17,18 +16,13 @@ from envhub.rollout.queue.journal import MemoryJournal
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
 from tests.rollout.conftest import CollectingQueue
+from tests.rollout.scripted_policies import stateless
 
 pytestmark = pytest.mark.integration
 
 TS = "envhub/TimeSeries-v0"
 CONFIG = EngineConfig(group_size=3, max_concurrent_groups=4, env_kwargs={"images": False})
 TASKS = [GroupTask(i, f"test-{i}", i) for i in range(4)]
-
-
-def stateless(prompt: Prompt) -> str:
-    """Depends only on the step index: a resumed episode continues exactly as an unbroken one."""
-    step = int(prompt.metadata["step_idx"])
-    return think_action(f"stats[0:{10 * (step + 1)}]" if step < 5 else "answer[normal]")
 
 
 class DyingPool(RemoteEnvPool):

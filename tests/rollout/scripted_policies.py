@@ -7,7 +7,7 @@ from typing import Any
 from envhub.core.errors import PolicyUnavailableError
 from envhub.envs.timeseries.policy import HeuristicPolicy
 from envhub.policy.base import Prompt
-from envhub.policy.scripted import ScriptedBackend
+from envhub.policy.scripted import ScriptedBackend, think_action
 
 
 def slow_heuristic(**kwargs: Any) -> ScriptedBackend:
@@ -32,3 +32,17 @@ def dies_after_a_while(**kwargs: Any) -> ScriptedBackend:
 
 
 dies_after_a_while.scripted_factory = True  # type: ignore[attr-defined]
+
+
+def stateless(prompt: Prompt) -> str:
+    """Depends only on the step index: a resumed episode continues exactly as an unbroken one."""
+    step = int(prompt.metadata["step_idx"])
+    return think_action(f"stats[0:{10 * (step + 1)}]" if step < 5 else "answer[normal]")
+
+
+def stateless_slow(**kwargs: Any) -> ScriptedBackend:
+    """:func:`stateless` at 0.1 s per call (a job that is still running when it is killed)."""
+    return ScriptedBackend(stateless, latency=lambda p: 0.1, **kwargs)
+
+
+stateless_slow.scripted_factory = True  # type: ignore[attr-defined]

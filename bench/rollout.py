@@ -379,14 +379,109 @@ def part_lockstep(
     return rows
 
 
-def part_crash() -> list[dict[str, Any]]:
-    try:
-        import envhub.rollout.queue.journal  # noqa: F401
-    except ImportError as exc:
-        return [{"part": "crash", "skipped": f"the Redis journal is not available: {exc}"}]
-    from crash_rollout import measure  # type: ignore[import-not-found]
+def _service(port: int, stream: str, redis_url: str) -> Any:
+    import os
+    import subprocess
 
-    return [measure()]
+    import httpx
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "REDIS_URL": redis_url, "ENVHUB_STREAM": stream, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "envhub.cli", "serve-rollouts", "--port", str(port)],
+        env=env,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("the rollout service did not start")
+
+
+def part_crash(repeats: int, redis_url: str = "redis://127.0.0.1:6379/0") -> list[dict[str, Any]]:
+    """SIGKILL the service mid-job (Redis queue + journal), restart it, count the steps played again."""
+    import signal
+    import socket
+    import uuid
+
+    import httpx
+    import redis
+
+    from envhub.rollout.queue.redis import RedisQueue
+
+    rows = []
+    with serve_in_thread(ServerSettings(env_id=TS, workers=2)) as server:
+        for run in range(repeats):
+            stream = f"envhub:bench-crash:{uuid.uuid4().hex[:8]}"
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            url = f"http://127.0.0.1:{port}"
+            body = {
+                "env_urls": [server.base_url],
+                "split": "test",
+                "count": 16,
+                "group_size": 4,
+                "max_concurrent_groups": 4,
+                "env_kwargs": {"images": False},
+                "policy": "scripted:tests.rollout.scripted_policies:stateless_slow",
+            }
+            proc = _service(port, stream, redis_url)
+            job_id = httpx.post(f"{url}/v1/rollouts", json=body, timeout=30).json()["job_id"]
+            while httpx.get(f"{url}/v1/rollouts/{job_id}").json()["published"] < 4 + 2 * run:
+                time.sleep(0.02)
+            time.sleep(0.05 + 0.1 * run)  # kill at different points of the in-flight episodes
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            t0 = time.perf_counter()
+            proc = _service(port, stream, redis_url)
+            while (progress := httpx.get(f"{url}/v1/rollouts/{job_id}").json())["status"] not in (
+                "done",
+                "failed",
+            ):
+                time.sleep(0.05)
+            recovery_s = time.perf_counter() - t0
+            proc.terminate()
+            proc.wait()
+
+            async def drain(stream: str = stream) -> list[Group]:
+                queue = RedisQueue(redis_url, stream=stream, group="bench-check", consumer="check")
+                found: list[Group] = []
+                while deliveries := await queue.get(64, timeout_s=0.5):
+                    found.extend(d.group for d in deliveries)
+                    await queue.ack(deliveries)
+                await queue.aclose()
+                return found
+
+            groups = asyncio.run(drain())
+            client = redis.Redis.from_url(redis_url)
+            keys = list(client.scan_iter(f"{stream}*"))
+            if keys:
+                client.delete(*keys)
+            client.close()
+            tasks = sorted(g.task_id for g in groups)
+            rows.append(
+                {
+                    "part": "crash",
+                    "run": run,
+                    "groups": 16,
+                    "group_size": 4,
+                    "published": len(groups),
+                    "every_task_once": tasks == sorted(f"test-{i}" for i in range(16)),
+                    "steps_after_restart": progress["steps"],
+                    "steps_resumed": progress["steps_resumed"],
+                    "steps_redone": progress["steps_redone"],
+                    "restart_to_done_s": recovery_s,
+                }
+            )
+    return rows
 
 
 def main() -> None:
@@ -412,7 +507,7 @@ def main() -> None:
                 args.groups, args.group_size, args.median_ms / 1000, args.alpha, args.repeats
             )
         else:
-            rows += part_crash()
+            rows += part_crash(min(args.repeats, 3))
     console = Console(width=180)
     for part in parts:
         mine = [r for r in rows if r["part"] == part]

@@ -74,6 +74,25 @@ def search_generate_command(
     )
 
 
+model_app = typer.Typer(help="Build models locally (no download).", no_args_is_help=True)
+app.add_typer(model_app, name="model")
+
+
+@model_app.command("tiny")
+def model_tiny_command(
+    out: Annotated[str, typer.Option(help="Directory to write (a Hugging Face model dir).")],
+    seed: Annotated[int, typer.Option(help="Weight seed; the same arguments give identical files.")] = 0,
+    vocab_size: Annotated[int, typer.Option(help="Target BPE vocabulary size.")] = 1024,
+    hidden_size: Annotated[int, typer.Option(help="Model width, a multiple of 64.")] = 128,
+    layers: Annotated[int, typer.Option(help="Decoder layers.")] = 2,
+) -> None:
+    """Build the tiny Qwen2 model + byte-level BPE tokenizer that tests and the CPU default use."""
+    from envhub.policy.tiny import build_tiny_model
+
+    path = build_tiny_model(out, seed=seed, vocab_size=vocab_size, hidden_size=hidden_size, layers=layers)
+    Console().print(f"wrote a tiny Qwen2 model to {path} (serve it with vLLM or load it with transformers)")
+
+
 @app.command("serve-retriever")
 def serve_retriever_command(
     corpus: Annotated[

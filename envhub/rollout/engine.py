@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -151,11 +151,13 @@ class JobAborted(Exception):
 
 
 class SequenceBuilderLike(Protocol):
-    """The trajectory-mode builder the engine feeds (see :mod:`envhub.rollout.sequences`)."""
+    """The trajectory-mode builder the engine feeds (:class:`envhub.rollout.sequences.SequenceBuilder`)."""
 
-    def add_turn(self, completion: Completion, observation_ids: Sequence[int] | None = None) -> None: ...
+    def prompt(self, messages: Sequence[Mapping[str, Any]], step_idx: int) -> list[int]: ...
 
-    def finish(self, reward: float) -> list[TokenSequence]: ...
+    def add_response(self, completion: Completion) -> None: ...
+
+    def finish(self, reward: float = 0.0) -> list[TokenSequence]: ...
 
     @property
     def splits(self) -> int: ...
@@ -187,6 +189,8 @@ class _Member:
     info: dict[str, Any]
     done: bool = False
     builder: SequenceBuilderLike | None = None
+    # Trajectory mode: the whole conversation so far (first prompt, then response/observation turns).
+    conversation: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -444,6 +448,9 @@ class RolloutEngine:
         """Continue a journaled group on its sessions when every one still stands where it was."""
         from envhub.rollout.envpool import MemberStart
 
+        if self._builder is not None:
+            return None  # a trajectory-mode token sequence cannot be rebuilt from step rows: re-run
+
         counts = await asyncio.gather(
             *(self.envs.step_count(resume.replica, m["session_id"]) for m in resume.members)
         )
@@ -522,7 +529,8 @@ class RolloutEngine:
                 views = [m.ctx.prompt(m.observation, m.info) for m in live]
                 prompts = [
                     Prompt(
-                        messages=v.messages,
+                        messages=v.messages if m.builder is None else list(m.conversation),
+                        token_ids=None if m.builder is None else self._turn(m, v, step_idx),
                         request_id=f"{m.traj.traj_id}-{step_idx}",
                         metadata={
                             "observation": m.observation,
@@ -584,6 +592,21 @@ class RolloutEngine:
             )
         self._emit("step", task.slot, attempt, step_idx=step_idx)
 
+    @staticmethod
+    def _turn(m: _Member, view: PromptView, step_idx: int) -> list[int]:
+        """Trajectory mode: extend the member's conversation by this turn; the ids to sample from.
+
+        The first turn is the context's prompt; every later one the env's observation as a user
+        message after the sampled response (Search-R1 / SkyRL multi-turn). The builder checks
+        that the re-rendered conversation extends the tokens so far, and splits where it does not.
+        """
+        assert m.builder is not None  # only called in trajectory mode
+        if not m.conversation:
+            m.conversation = list(view.messages)
+        else:
+            m.conversation.append({"role": "user", "content": m.observation})
+        return m.builder.prompt(m.conversation, step_idx)
+
     def _record(
         self,
         task: GroupTask,
@@ -607,7 +630,10 @@ class RolloutEngine:
             step_idx=step_idx,
             anchor=str(m.info.get("anchor", "")),
             observation=m.observation,
-            prompt_messages=_strip_images(view.messages, view.image_ref),
+            # Trajectory mode sends the whole conversation; its row keeps only this turn's message.
+            prompt_messages=_strip_images(
+                view.messages if m.builder is None else m.conversation[-1:], view.image_ref
+            ),
             prompt_token_ids=completion.prompt_token_ids,
             response_text=completion.text,
             response_token_ids=completion.token_ids,
@@ -630,7 +656,8 @@ class RolloutEngine:
         m.traj.steps.append(step)
         m.ctx.record(m.observation, projection, outcome.observation)
         if m.builder is not None:
-            m.builder.add_turn(completion)
+            m.builder.add_response(completion)
+            m.conversation.append({"role": "assistant", "content": completion.text})
         m.observation, m.info = outcome.observation, info
         m.done = outcome.terminated or outcome.truncated
         self.metrics.steps.inc()

@@ -20,7 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from envhub.core.errors import DependencyMissingError, PolicyUnavailableError
 from envhub.policy.base import PolicyBackend, SamplingParams
 from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import EngineConfig, EngineEvent, JournalLike, ResumePoint, RolloutEngine
+from envhub.rollout.engine import (
+    EngineConfig,
+    EngineEvent,
+    JournalLike,
+    ResumePoint,
+    RolloutEngine,
+    SequenceBuilderLike,
+)
 from envhub.rollout.envpool import RemoteEnvPool
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
@@ -35,7 +42,7 @@ class _Strict(BaseModel):
 class PolicyEndpoint(_Strict):
     """An OpenAI-compatible server (vLLM, SGLang, ...) and how to talk to it."""
 
-    base_url: str = Field(description="Base URL ending in /v1, e.g. http://127.0.0.1:8001/v1.")
+    base_url: str = Field(description="Server root or .../v1, e.g. http://127.0.0.1:8001/v1.")
     model: str = Field(description="The served model name.")
     tokenizer: str | None = Field(
         default=None, description="Local tokenizer directory: render prompts locally, send token ids."
@@ -94,6 +101,9 @@ class RolloutRequest(_Strict):
     on_failure: Literal["retry", "drop"] = "retry"
     max_attempts: int = Field(default=2, ge=1, le=10)
     seed: int = Field(default=0, ge=0)
+    trajectory_mode: bool = Field(
+        default=False, description="Also build one token sequence per episode (needs policy.tokenizer)."
+    )
 
     @model_validator(mode="after")
     def _tasks_given(self) -> RolloutRequest:
@@ -103,6 +113,10 @@ class RolloutRequest(_Strict):
             )
         if isinstance(self.policy, str) and not self.policy.startswith("scripted:"):
             raise ValueError("policy must be an endpoint object or 'scripted:<module>:<callable>'")
+        if self.trajectory_mode and (isinstance(self.policy, str) or self.policy.tokenizer is None):
+            raise ValueError(
+                "trajectory_mode needs a policy endpoint with a local tokenizer (policy.tokenizer)"
+            )
         for url in self.env_urls:
             if not url.startswith(("http://", "https://")):
                 raise ValueError(f"env url {url!r} must start with http:// or https://")
@@ -122,6 +136,7 @@ class RolloutRequest(_Strict):
             episode_timeout_s=self.episode_timeout_s,
             on_failure=self.on_failure,
             max_attempts=self.max_attempts,
+            trajectory_mode=self.trajectory_mode,
         )
 
 
@@ -140,15 +155,25 @@ def build_backend(policy: PolicyEndpoint | str, policy_version: int) -> PolicyBa
         openai_http = importlib.import_module("envhub.policy.openai_http")
     except ImportError as exc:
         raise DependencyMissingError("envhub.policy.openai_http", extra="policy") from exc
-    return openai_http.OpenAIHTTPBackend(  # type: ignore[no-any-return]
+    return openai_http.OpenAIBackend(  # type: ignore[no-any-return]
         base_url=policy.base_url,
         model=policy.model,
-        tokenizer=policy.tokenizer,
+        tokenizer_path=policy.tokenizer,
         api_key=policy.api_key,
         max_concurrency=policy.max_concurrency,
         timeout_s=policy.timeout_s,
         policy_version=policy_version,
     )
+
+
+def sequence_builders(policy: PolicyEndpoint | str) -> Callable[[str, str], SequenceBuilderLike]:
+    """A factory of trajectory-mode builders over the policy's tokenizer (loaded once)."""
+    from envhub.policy.tokenizer import ChatTokenizer
+    from envhub.rollout.sequences import SequenceBuilder
+
+    assert isinstance(policy, PolicyEndpoint) and policy.tokenizer is not None  # checked by the request
+    tokenizer = ChatTokenizer(policy.tokenizer)
+    return lambda uid, traj_id: SequenceBuilder(tokenizer, uid=uid, traj_id=traj_id)
 
 
 async def check_policy(policy: PolicyEndpoint | str, *, timeout_s: float = 5.0) -> None:
@@ -159,7 +184,8 @@ async def check_policy(policy: PolicyEndpoint | str, *, timeout_s: float = 5.0) 
     """
     if isinstance(policy, str):
         return
-    url = policy.base_url.rstrip("/") + "/models"
+    # OpenAIBackend accepts the server root or .../v1; the models list is always at /v1/models.
+    url = policy.base_url.rstrip("/").removesuffix("/v1") + "/v1/models"
     headers = {"Authorization": f"Bearer {policy.api_key}"} if policy.api_key else {}
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
@@ -235,6 +261,7 @@ async def run_job(
             metrics=metrics,
             job_id=job_id,
             on_event=on_event,
+            sequence_builder=sequence_builders(request.policy) if request.trajectory_mode else None,
         )
         tasks = await engine.resolve_tasks(task_ids=request.task_ids, count=request.count)
         if on_engine is not None:

@@ -20,9 +20,22 @@ from envhub.agent import EpisodeMemory, Projection, PromptTemplate, build_messag
 from envhub.core.errors import ConfigurationError
 from envhub.render import OpticalHistory, RenderConfig, TileStore, estimate_text_tokens
 
-__all__ = ["AgentContext", "ContextConfig", "PromptView", "family_of"]
+__all__ = ["AgentContext", "ContextConfig", "PromptView", "env_spec", "family_of"]
 
 _RENDER_PRESETS = {"alfworld": (RenderConfig.alfworld, "ocr"), "search": (RenderConfig.search, "ocr-search")}
+
+
+def env_spec(env_id: str) -> Any:
+    """The catalogue entry of ``env_id`` (an id, a short name or a family name).
+
+    Raises:
+        UnknownEnvError: ``env_id`` is not in the catalogue.
+    """
+    from envhub.envs import registry
+
+    # The catalogue lookup is ``resolve`` (``get_spec`` in earlier versions of the registry).
+    lookup = getattr(registry, "resolve", None) or registry.get_spec
+    return lookup(env_id)
 
 
 def family_of(env_id: str) -> str:
@@ -31,9 +44,7 @@ def family_of(env_id: str) -> str:
     Raises:
         UnknownEnvError: ``env_id`` is not in the catalogue.
     """
-    from envhub.envs.registry import get_spec
-
-    return get_spec(env_id).family
+    return str(env_spec(env_id).family)
 
 
 class ContextConfig(BaseModel):

@@ -37,7 +37,11 @@ from envhub.core.errors import (
     ServerUnreachableError,
     SessionNotFoundError,
 )
-from envhub.server.models import BatchStepItem
+
+try:  # the wire models live in envhub.core.wire (in envhub.server.models before they moved)
+    from envhub.core.wire import BatchStepItem  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - depends on the version of the wire module
+    from envhub.server.models import BatchStepItem  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 __all__ = [
     "EnvPool",

@@ -34,7 +34,7 @@ def env_spec(env_id: str) -> Any:
     from envhub.envs import registry
 
     # The catalogue lookup is ``resolve`` (``get_spec`` in earlier versions of the registry).
-    lookup = getattr(registry, "resolve", None) or registry.get_spec
+    lookup = getattr(registry, "resolve", None) or getattr(registry, "get_spec")  # noqa: B009
     return lookup(env_id)
 
 

@@ -121,6 +121,24 @@ def published_groups(stream: str) -> list[Any]:
     return asyncio.run(drain())
 
 
+def journaled_steps(stream: str, job_id: str) -> int:
+    """Steps the journal holds for the job's in-flight groups (what a restart can resume)."""
+    import asyncio
+
+    from envhub.rollout.queue.journal import RedisJournal
+    from envhub.rollout.queue.redis import RedisQueue
+
+    async def count() -> int:
+        queue = RedisQueue(REDIS, stream=stream, group="crash-test-peek", consumer="peek")
+        try:
+            journal = RedisJournal(queue, prefix=f"{stream}:journal")
+            return sum(len(m.steps) for g in await journal.open_groups(job_id) for m in g.members)
+        finally:
+            await queue.aclose()
+
+    return asyncio.run(count())
+
+
 def test_a_sigkilled_service_resumes_its_job_and_publishes_every_task_once(
     env_server: RunningServer, stream: str, tmp_path: Path
 ) -> None:
@@ -141,7 +159,11 @@ def test_a_sigkilled_service_resumes_its_job_and_publishes_every_task_once(
         while httpx.get(f"{first.url}/v1/rollouts/{job_id}").json()["published"] < 2:
             assert time.monotonic() < deadline, "the job made no progress"
             time.sleep(0.05)
-        time.sleep(0.25)  # into the next groups' episodes
+        # Kill only once the journal holds steps of episodes still in flight, so the restart
+        # has something to resume (an event, not a guess at timing).
+        while journaled_steps(stream, job_id) == 0:
+            assert time.monotonic() < deadline, "no in-flight step was journaled"
+            time.sleep(0.02)
         first.kill()
     finally:
         first.stop()

@@ -53,6 +53,7 @@ from envhub.rollout.queue.stats import QueueStats
 __all__ = ["Deduplicator", "RedisQueue", "mask_url"]
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
+_RELEASED_IDLE_MS = 30 * 86400 * 1000
 
 
 def mask_url(url: str) -> str:
@@ -288,14 +289,15 @@ class RedisQueue:
         """Hand unacked deliveries back (others can take them at once) and close the connection."""
         try:
             if self._outstanding:
-                # IDLE makes them look idle for claim_idle_ms, so the next XAUTOCLAIM takes them.
+                # IDLE makes them look idle for a long time (beyond any consumer's claim_idle_ms),
+                # so the next XAUTOCLAIM of any consumer takes them.
                 await self.client.xclaim(
                     self.stream,
                     self.group,
                     self.consumer,
                     0,
                     list(self._outstanding),
-                    idle=self.claim_idle_ms,
+                    idle=max(self.claim_idle_ms, _RELEASED_IDLE_MS),
                     justid=True,
                 )
                 self._outstanding.clear()

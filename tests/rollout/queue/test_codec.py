@@ -21,7 +21,9 @@ _json = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
     max_leaves=6,
 )
-_ids = st.lists(st.integers(0, 2**40), max_size=20) | st.lists(st.integers(0, 2**32 - 1), max_size=20)
+_ids = st.lists(st.integers(-(2**63), 2**64 - 1), max_size=20) | st.lists(
+    st.integers(0, 2**32 - 1), max_size=20
+)
 # Logprobs: exact float32 values (what models produce) and arbitrary float64 values.
 _f32 = st.floats(width=32, allow_nan=False)
 _logprobs = st.lists(_f32, max_size=20) | st.lists(st.floats(allow_nan=False), max_size=20)

@@ -174,6 +174,14 @@ class MemoryQueue:
                     self.stats.acked += 1
             shared.condition().notify_all()
 
+    async def touch(self, deliveries: Sequence[Delivery]) -> None:
+        """Reset the idle time of deliveries still being worked on, so nobody takes them over."""
+        now = time.monotonic()
+        for delivery in deliveries:
+            entry = self._shared.pending.get(delivery.delivery_id)
+            if entry is not None:
+                entry.owner, entry.delivered_at = self.name, now
+
     async def aclose(self) -> None:
         """Close this consumer; its unacked deliveries go back to the front of the queue."""
         if self._closed:

@@ -192,3 +192,17 @@ async def test_an_entry_delivered_too_often_goes_to_the_dead_letters(
     assert await last.get(1, timeout_s=0.5) == []
     assert last.stats.dead_lettered == 1
     assert await last.backlog() == 0
+
+
+async def test_touch_keeps_a_slow_consumers_delivery_from_being_taken_over(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    slow, fast = make_queue("slow", claim_idle_ms=2000), make_queue("fast", claim_idle_ms=2000)
+    await slow.put(group_factory("g0"))
+    held = await slow.get(1, timeout_s=5)
+    for _ in range(4):  # 4 x 600 ms of work (2.4 s in all), touching in between: never idle for 2 s
+        await asyncio.sleep(0.6)
+        await slow.touch(held)
+        assert await fast.get(1, timeout_s=0) == []
+    await slow.ack(held)
+    assert await fast.get(1, timeout_s=0.5) == [] and fast.stats.claimed == 0

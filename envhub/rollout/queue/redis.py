@@ -224,7 +224,8 @@ class RedisQueue:
     async def put(self, group: Group) -> None:
         """XADD ``group`` (no MAXLEN) once the backlog is below ``max_backlog``."""
         await self.wait_for_room()
-        fields = self.entry_fields(group)
+        # Encoding a big group takes tens of ms: a thread keeps the event loop answering meanwhile.
+        fields = await asyncio.to_thread(self.entry_fields, group)
         async with self.redis_errors("publishing a group (XADD)"):
             await self.client.xadd(self.stream, fields)  # type: ignore[arg-type]
         self.stats.put += 1
@@ -399,7 +400,7 @@ class RedisQueue:
                 self.stats.duplicates_skipped += 1
                 continue
             try:
-                group = decode_group(read.fields[b"v"])
+                group = await asyncio.to_thread(decode_group, read.fields[b"v"])
             except (QueueError, KeyError) as exc:
                 await self._dead_letter(read, f"undecodable payload: {exc}")
                 continue

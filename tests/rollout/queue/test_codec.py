@@ -106,7 +106,7 @@ def _groups(draw: st.DrawFn) -> Group:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(group=_groups(), compress=st.sampled_from([None, 1, 6]))
 def test_encode_then_decode_gives_back_an_equal_group(group: Group, compress: int | None) -> None:
     again = decode_group(encode_group(group, compress=compress))

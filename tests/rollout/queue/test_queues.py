@@ -206,3 +206,27 @@ async def test_touch_keeps_a_slow_consumers_delivery_from_being_taken_over(
         assert await fast.get(1, timeout_s=0) == []
     await slow.ack(held)
     assert await fast.get(1, timeout_s=0.5) == [] and fast.stats.claimed == 0
+
+
+async def test_a_bounded_producer_and_two_consumers_deliver_every_group_exactly_once(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    producer = make_queue("p", max_backlog=5)
+    consumers = [make_queue("a", max_backlog=5), make_queue("b", max_backlog=5)]
+    uids = [f"g{i}" for i in range(40)]
+    used: list[str] = []
+
+    async def produce() -> None:
+        for uid in uids:
+            await producer.put(group_factory(uid, n=1, steps=1))
+
+    async def consume(queue: Any) -> None:
+        while producer.stats.put_waits == 0:  # start once the producer is held at the bound
+            await asyncio.sleep(0.01)
+        while len(used) < len(uids):
+            batch = await queue.get(3, timeout_s=0.2)
+            used.extend(d.group.uid for d in batch)
+            await queue.ack(batch)
+
+    await asyncio.wait_for(asyncio.gather(produce(), *(consume(q) for q in consumers)), timeout=60)
+    assert sorted(used) == sorted(uids)

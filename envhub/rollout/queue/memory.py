@@ -147,6 +147,8 @@ class MemoryQueue:
         (``None`` waits indefinitely; ``0`` never waits).
         """
         self._check_open()
+        if count < 1:
+            raise ConfigurationError(f"get(count) needs count >= 1; got {count}.")
         shared = self._shared
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         async with shared.condition():

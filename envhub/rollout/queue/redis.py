@@ -173,8 +173,8 @@ class RedisQueue:
             where = mask_url(self.url)
             raise QueueError(
                 f"Redis at {where} failed while {doing} ({type(exc).__name__}: {exc}). Check that REDIS_URL "
-                f"points at a running Redis >= 7.0 and that `redis-cli -u {where} ping` answers PONG; "
-                "finished groups are kept by the producer's journal until they are published.",
+                f"points at a running Redis >= 7.0 and that `redis-cli -u {where} ping` answers PONG, then "
+                "retry: unacked groups stay in the stream, and a group published twice is skipped by uid.",
                 url=where,
                 doing=doing,
                 reason=f"{type(exc).__name__}: {exc}",
@@ -238,6 +238,7 @@ class RedisQueue:
         Waits until at least one group is available, or returns ``[]`` after ``timeout_s``
         (``None`` waits indefinitely; ``0`` never blocks).
         """
+        _check_count(count)
         await self._ensure_group()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         block_cap_s = min(2.0, max(0.05, self.claim_idle_ms / 2000))  # wake up to reclaim idle entries
@@ -431,6 +432,11 @@ class RedisQueue:
             pipe.xdel(self.stream, read.entry_id)
             await pipe.execute()
         self.stats.dead_lettered += 1
+
+
+def _check_count(count: int) -> None:
+    if count < 1:
+        raise ConfigurationError(f"get(count) needs count >= 1; got {count}.")
 
 
 def _text(value: Any) -> str:

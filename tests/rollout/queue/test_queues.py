@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group
 from envhub.rollout.queue.base import Delivery, GroupQueue
 from envhub.rollout.queue.memory import MemoryQueue
@@ -230,3 +231,8 @@ async def test_a_bounded_producer_and_two_consumers_deliver_every_group_exactly_
 
     await asyncio.wait_for(asyncio.gather(produce(), *(consume(q) for q in consumers)), timeout=60)
     assert sorted(used) == sorted(uids)
+
+
+async def test_get_refuses_a_count_below_one(make_queue: QueueFactory) -> None:
+    with pytest.raises(ConfigurationError, match="count >= 1"):
+        await make_queue().get(0)

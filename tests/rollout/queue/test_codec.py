@@ -178,3 +178,12 @@ def test_pack_refuses_values_that_are_not_json_like_with_a_clear_error() -> None
         pack({"x": object()})
     assert unpack(pack({"a": [1, b"x", None]})) == {"a": [1, b"x", None]}
     assert msgpack.unpackb(pack(1)) == 1
+
+
+def test_a_float_array_in_a_token_id_field_is_still_validated() -> None:
+    step = Step(uid="g", traj_id="t", step_idx=0, anchor="", action="", reward=0.0)
+    body = step.model_dump(exclude_computed_fields=True)
+    body["response_token_ids"] = msgpack.ExtType(4, np.asarray([0.5], dtype="<f4").tobytes())
+    payload = pack({"schema": 1, "kind": "step", "zlib": False, "body": pack(body)})
+    with pytest.raises(QueueError, match="does not match"):
+        decode_step(payload)

@@ -45,7 +45,7 @@ def _steps(draw: st.DrawFn, uid: str, traj_id: str, idx: int) -> Step:
         response_logprobs=draw(st.none() | _logprobs),
         action=draw(_text),
         is_action_valid=draw(st.booleans()),
-        reward=draw(st.floats(allow_nan=False)),
+        reward=draw(st.floats(allow_nan=False, allow_infinity=False)),  # inf - inf: a NaN return
         terminated=draw(st.booleans()),
         truncated=draw(st.booleans()),
         info=draw(st.dictionaries(_text, _json, max_size=3)),
@@ -73,7 +73,7 @@ def _sequences(draw: st.DrawFn, uid: str, traj_id: str) -> TokenSequence:
         loss_mask=draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)),
         logprobs=draw(st.lists(_f32 | st.floats(allow_nan=False), min_size=n, max_size=n)),
         policy_versions=draw(st.lists(st.integers(0, 100), max_size=3)),
-        reward=draw(st.floats(allow_nan=False)),
+        reward=draw(st.floats(allow_nan=False, allow_infinity=False)),  # inf - inf: a NaN return
     )
 
 

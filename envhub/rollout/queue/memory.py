@@ -147,6 +147,8 @@ class MemoryQueue:
         (``None`` waits indefinitely; ``0`` never waits).
         """
         self._check_open()
+        if count < 1:
+            raise ConfigurationError(f"get(count) needs count >= 1; got {count}.")
         shared = self._shared
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         async with shared.condition():
@@ -173,6 +175,14 @@ class MemoryQueue:
                 if entry is not None:
                     self.stats.acked += 1
             shared.condition().notify_all()
+
+    async def touch(self, deliveries: Sequence[Delivery]) -> None:
+        """Reset the idle time of deliveries still being worked on, so nobody takes them over."""
+        now = time.monotonic()
+        for delivery in deliveries:
+            entry = self._shared.pending.get(delivery.delivery_id)
+            if entry is not None:
+                entry.owner, entry.delivered_at = self.name, now
 
     async def aclose(self) -> None:
         """Close this consumer; its unacked deliveries go back to the front of the queue."""

@@ -53,6 +53,7 @@ from envhub.rollout.queue.stats import QueueStats
 __all__ = ["Deduplicator", "RedisQueue", "mask_url"]
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
+_RELEASED_IDLE_MS = 30 * 86400 * 1000
 
 
 def mask_url(url: str) -> str:
@@ -172,8 +173,8 @@ class RedisQueue:
             where = mask_url(self.url)
             raise QueueError(
                 f"Redis at {where} failed while {doing} ({type(exc).__name__}: {exc}). Check that REDIS_URL "
-                f"points at a running Redis >= 7.0 and that `redis-cli -u {where} ping` answers PONG; "
-                "finished groups are kept by the producer's journal until they are published.",
+                f"points at a running Redis >= 7.0 and that `redis-cli -u {where} ping` answers PONG, then "
+                "retry: unacked groups stay in the stream, and a group published twice is skipped by uid.",
                 url=where,
                 doing=doing,
                 reason=f"{type(exc).__name__}: {exc}",
@@ -223,7 +224,8 @@ class RedisQueue:
     async def put(self, group: Group) -> None:
         """XADD ``group`` (no MAXLEN) once the backlog is below ``max_backlog``."""
         await self.wait_for_room()
-        fields = self.entry_fields(group)
+        # Encoding a big group takes tens of ms: a thread keeps the event loop answering meanwhile.
+        fields = await asyncio.to_thread(self.entry_fields, group)
         async with self.redis_errors("publishing a group (XADD)"):
             await self.client.xadd(self.stream, fields)  # type: ignore[arg-type]
         self.stats.put += 1
@@ -236,6 +238,7 @@ class RedisQueue:
         Waits until at least one group is available, or returns ``[]`` after ``timeout_s``
         (``None`` waits indefinitely; ``0`` never blocks).
         """
+        _check_count(count)
         await self._ensure_group()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         block_cap_s = min(2.0, max(0.05, self.claim_idle_ms / 2000))  # wake up to reclaim idle entries
@@ -288,14 +291,15 @@ class RedisQueue:
         """Hand unacked deliveries back (others can take them at once) and close the connection."""
         try:
             if self._outstanding:
-                # IDLE makes them look idle for claim_idle_ms, so the next XAUTOCLAIM takes them.
+                # IDLE makes them look idle for a long time (beyond any consumer's claim_idle_ms),
+                # so the next XAUTOCLAIM of any consumer takes them.
                 await self.client.xclaim(
                     self.stream,
                     self.group,
                     self.consumer,
                     0,
                     list(self._outstanding),
-                    idle=self.claim_idle_ms,
+                    idle=max(self.claim_idle_ms, _RELEASED_IDLE_MS),
                     justid=True,
                 )
                 self._outstanding.clear()
@@ -397,7 +401,7 @@ class RedisQueue:
                 self.stats.duplicates_skipped += 1
                 continue
             try:
-                group = decode_group(read.fields[b"v"])
+                group = await asyncio.to_thread(decode_group, read.fields[b"v"])
             except (QueueError, KeyError) as exc:
                 await self._dead_letter(read, f"undecodable payload: {exc}")
                 continue
@@ -428,6 +432,11 @@ class RedisQueue:
             pipe.xdel(self.stream, read.entry_id)
             await pipe.execute()
         self.stats.dead_lettered += 1
+
+
+def _check_count(count: int) -> None:
+    if count < 1:
+        raise ConfigurationError(f"get(count) needs count >= 1; got {count}.")
 
 
 def _text(value: Any) -> str:

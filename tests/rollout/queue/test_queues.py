@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group
 from envhub.rollout.queue.base import Delivery, GroupQueue
 from envhub.rollout.queue.memory import MemoryQueue
@@ -192,3 +193,46 @@ async def test_an_entry_delivered_too_often_goes_to_the_dead_letters(
     assert await last.get(1, timeout_s=0.5) == []
     assert last.stats.dead_lettered == 1
     assert await last.backlog() == 0
+
+
+async def test_touch_keeps_a_slow_consumers_delivery_from_being_taken_over(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    slow, fast = make_queue("slow", claim_idle_ms=2000), make_queue("fast", claim_idle_ms=2000)
+    await slow.put(group_factory("g0"))
+    held = await slow.get(1, timeout_s=5)
+    for _ in range(4):  # 4 x 600 ms of work (2.4 s in all), touching in between: never idle for 2 s
+        await asyncio.sleep(0.6)
+        await slow.touch(held)
+        assert await fast.get(1, timeout_s=0) == []
+    await slow.ack(held)
+    assert await fast.get(1, timeout_s=0.5) == [] and fast.stats.claimed == 0
+
+
+async def test_a_bounded_producer_and_two_consumers_deliver_every_group_exactly_once(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    producer = make_queue("p", max_backlog=5)
+    consumers = [make_queue("a", max_backlog=5), make_queue("b", max_backlog=5)]
+    uids = [f"g{i}" for i in range(40)]
+    used: list[str] = []
+
+    async def produce() -> None:
+        for uid in uids:
+            await producer.put(group_factory(uid, n=1, steps=1))
+
+    async def consume(queue: Any) -> None:
+        while producer.stats.put_waits == 0:  # start once the producer is held at the bound
+            await asyncio.sleep(0.01)
+        while len(used) < len(uids):
+            batch = await queue.get(3, timeout_s=0.2)
+            used.extend(d.group.uid for d in batch)
+            await queue.ack(batch)
+
+    await asyncio.wait_for(asyncio.gather(produce(), *(consume(q) for q in consumers)), timeout=60)
+    assert sorted(used) == sorted(uids)
+
+
+async def test_get_refuses_a_count_below_one(make_queue: QueueFactory) -> None:
+    with pytest.raises(ConfigurationError, match="count >= 1"):
+        await make_queue().get(0)

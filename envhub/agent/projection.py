@@ -45,8 +45,10 @@ from typing import Any, Literal
 from envhub.core.errors import ConfigurationError
 
 __all__ = [
+    "COMPRESSION_RANGE",
     "PROJECTIONS",
     "CompressionTag",
+    "Kind",
     "Projection",
     "ToolCall",
     "as_text",

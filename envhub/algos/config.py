@@ -31,7 +31,16 @@ import numpy as np
 from envhub.algos.grouping import Mode, check_mode
 from envhub.core.errors import ConfigurationError
 
-__all__ = ["ENV_DEFAULTS", "AdvantageConfig", "GRPOConfig", "GiGPOConfig", "HGPOConfig", "default_config"]
+__all__ = [
+    "ENV_DEFAULTS",
+    "AdvantageConfig",
+    "GRPOConfig",
+    "GiGPOConfig",
+    "HGPOConfig",
+    "config_type_of",
+    "default_config",
+    "env_family",
+]
 
 
 def _check_common(config: Any) -> None:

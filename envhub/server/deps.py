@@ -11,7 +11,15 @@ from envhub.core.errors import UnauthorizedError
 from envhub.server.sessions import SessionManager
 from envhub.server.settings import ServerSettings
 
-__all__ = ["ManagerDep", "SettingsDep", "get_manager", "get_settings", "require_token", "token_ok"]
+__all__ = [
+    "ManagerDep",
+    "SettingsDep",
+    "get_manager",
+    "get_settings",
+    "require_token",
+    "token_ok",
+    "websocket_token_ok",
+]
 
 
 async def get_manager(request: Request) -> SessionManager:

@@ -24,7 +24,7 @@ from envhub.core.errors import (
     UnauthorizedError,
 )
 
-__all__ = ["as_envhub_error", "install_error_handler"]
+__all__ = ["as_envhub_error", "handle_error", "install_error_handler"]
 
 _log = logging.getLogger("envhub.server")
 

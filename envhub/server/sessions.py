@@ -37,7 +37,7 @@ from envhub.server.metrics import ServerMetrics
 from envhub.server.models import BatchResetItem, BatchStepItem
 from envhub.server.workers import WorkerDied, WorkerPool, WorkerSlot, WorkerTimedOut
 
-__all__ = ["SessionManager", "SessionRecord"]
+__all__ = ["SessionManager", "SessionRecord", "new_session_id"]
 
 #: Tombstones kept for expired/lost sessions (the oldest are forgotten first).
 _MAX_TOMBSTONES = 100_000

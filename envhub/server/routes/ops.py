@@ -9,7 +9,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from envhub.server.deps import ManagerDep, require_token
 from envhub.server.models import ErrorBody, Health, Readiness, WorkerInfo, WorkerList
 
-__all__ = ["router"]
+__all__ = ["health", "metrics", "ready", "router", "workers"]
 
 router = APIRouter(tags=["operations"])
 

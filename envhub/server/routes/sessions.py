@@ -19,7 +19,15 @@ from envhub.server.models import (
 )
 from envhub.server.routes._responses import ERRORS, SESSION_ERRORS, json_bytes
 
-__all__ = ["router"]
+__all__ = [
+    "SessionId",
+    "create_session",
+    "delete_session",
+    "get_session",
+    "reset_session",
+    "router",
+    "step_session",
+]
 
 router = APIRouter(
     prefix="/v1/sessions", tags=["sessions"], dependencies=[Depends(require_token)], responses=ERRORS

@@ -11,6 +11,7 @@ import pytest
 from envhub.server import ServerSettings
 from envhub.server.models import ResetResponse, SessionCreated, SessionState, StepResponse
 from envhub.server.testing import RunningServer, serve_in_thread
+from tests.scrape import scrape
 
 from .conftest import COUNTER, error_code, new_session
 
@@ -152,6 +153,7 @@ def short_ttl_server() -> Iterator[RunningServer]:
 
 def test_idle_session_is_reaped_and_answers_410_expired(short_ttl_server: RunningServer) -> None:
     with httpx.Client(base_url=short_ttl_server.base_url) as c:
+        before = scrape(c)
         sid, _ = new_session(c)
         deadline = time.monotonic() + 10
         while c.get("/ready").json()["active_sessions"] > 0 and time.monotonic() < deadline:
@@ -160,12 +162,7 @@ def test_idle_session_is_reaped_and_answers_410_expired(short_ttl_server: Runnin
         response = c.post(f"/v1/sessions/{sid}/step", json={"action": "x"})
         assert response.status_code == 410
         assert error_code(response) == "SESSION_EXPIRED"
-        reaped = [
-            line
-            for line in c.get("/metrics").text.splitlines()
-            if line.startswith("envhub_sessions_reaped_total")
-        ]
-        assert float(reaped[0].split()[-1]) >= 1
+        assert scrape(c).delta(before, "envhub_sessions_reaped_total") == 1
 
 
 def test_use_refreshes_expiry(short_ttl_server: RunningServer) -> None:

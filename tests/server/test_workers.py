@@ -11,6 +11,7 @@ import pytest
 
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
+from tests.scrape import scrape
 
 from .conftest import CRASHY, error_code, new_session
 
@@ -36,11 +37,17 @@ def _wait_ready(c: httpx.Client, timeout_s: float = 30) -> None:
 
 def test_env_exception_is_500_execution_error_and_session_survives(crashy: httpx.Client) -> None:
     sid, _ = new_session(crashy)
+    before = scrape(crashy)
     response = crashy.post(f"/v1/sessions/{sid}/step", json={"action": "raise"})
     assert response.status_code == 500
     assert error_code(response) == "EXECUTION_ERROR"
     assert response.json()["detail"]["exception_type"] == "RuntimeError"
     assert crashy.post(f"/v1/sessions/{sid}/step", json={"action": "ok"}).status_code == 200
+    after = scrape(crashy)
+    assert after.delta(before, "envhub_steps_total", env=CRASHY, status="error") == 1
+    assert after.delta(before, "envhub_steps_total", env=CRASHY, status="ok") == 1
+    assert after.delta(before, "envhub_request_errors_total", code="EXECUTION_ERROR") == 1
+    assert after.delta(before, "envhub_worker_restarts_total") == 0
 
 
 def test_env_error_with_a_detail_json_cannot_hold_is_answered_and_the_worker_survives(
@@ -80,6 +87,7 @@ def test_crash_in_a_batch_fails_only_that_workers_items(crashy: httpx.Client) ->
     _wait_ready(crashy)
     ids = [new_session(crashy)[0] for _ in range(4)]  # least-loaded placement: two per worker
     victim = ids[0]
+    before = scrape(crashy)
     items = [{"session_id": victim, "action": "crash"}] + [{"session_id": s, "action": "x"} for s in ids[1:]]
     slots = crashy.post("/v1/batch/step", json=items).json()["results"]
     assert slots[0]["ok"] is False and slots[0]["error"]["code"] == "SESSION_LOST"
@@ -88,7 +96,13 @@ def test_crash_in_a_batch_fails_only_that_workers_items(crashy: httpx.Client) ->
     assert all(s["error"]["code"] == "SESSION_LOST" for s in slots[1:] if not s["ok"])
     _wait_ready(crashy)
     assert crashy.get("/health").json()["status"] == "healthy"
-    assert "envhub_sessions_lost_total" in crashy.get("/metrics").text
+    after = scrape(crashy)
+    # Every session the dead worker held is counted lost, and nothing else went away.
+    lost = after.delta(before, "envhub_sessions_lost_total")
+    assert lost >= 1 and lost == before.value("envhub_sessions_active") - after.value(
+        "envhub_sessions_active"
+    )
+    assert after.delta(before, "envhub_worker_restarts_total") == 1
 
 
 # -- the step timeout measures the step, not the queue in front of it ---------------------------

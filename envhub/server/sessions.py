@@ -19,7 +19,7 @@ import contextlib
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +76,9 @@ class SessionManager:
         step_timeout_s: reported in ``STEP_TIMEOUT`` errors.
         retry_after_s: what ``CAPACITY_REACHED`` tells clients to wait.
         metrics: counters to update.
+        clock: the time source for creation and expiry times (seconds since the epoch, since
+            clients read ``expires_at``). It is the public attribute ``clock``, so a test can
+            replace it on a running server and move time instead of sleeping.
     """
 
     def __init__(
@@ -88,8 +91,10 @@ class SessionManager:
         step_timeout_s: float,
         retry_after_s: int,
         metrics: ServerMetrics,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.pool = pool
+        self.clock = clock
         self.env_id = env_id
         self.max_sessions = max_sessions
         self.ttl_s = ttl_s
@@ -149,7 +154,7 @@ class SessionManager:
             SessionNotFoundError, SessionExpiredError, SessionLostError: the session is not usable.
         """
         record = self._sessions.get(sid)
-        now = time.time()
+        now = self.clock()
         if record is None:
             raise self._missing(sid)
         if record.generation != record.slot.generation:
@@ -219,7 +224,7 @@ class SessionManager:
         self, kwargs_list: list[dict[str, Any]], *, session_ids: list[str]
     ) -> list[SessionRecord]:
         self._reserve(len(kwargs_list))
-        now = time.time()
+        now = self.clock()
         records = []
         try:
             for sid in session_ids:
@@ -453,7 +458,7 @@ class SessionManager:
 
     def reap(self) -> int:
         """Expire every idle session past its TTL; returns how many."""
-        now = time.time()
+        now = self.clock()
         idle = [r for r in self._sessions.values() if r.expires_at < now and r.inflight == 0]
         for record in idle:
             self._expire(record)

@@ -18,7 +18,8 @@ from .conftest import CRASHY, error_code, new_session
 
 @pytest.fixture(scope="module")
 def crashy_server() -> Iterator[RunningServer]:
-    with serve_in_thread(ServerSettings(env_id=CRASHY, workers=2, step_timeout=1.0)) as running:
+    # 5 s: far above an ordinary step or a worker start on a loaded machine, far below sleep:30.
+    with serve_in_thread(ServerSettings(env_id=CRASHY, workers=2, step_timeout=5.0)) as running:
         yield running
 
 
@@ -28,7 +29,7 @@ def crashy(crashy_server: RunningServer) -> Iterator[httpx.Client]:
         yield c
 
 
-def _wait_ready(c: httpx.Client, timeout_s: float = 30) -> None:
+def _wait_ready(c: httpx.Client, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while c.get("/ready").status_code != 200:
         assert time.monotonic() < deadline, "the pool did not recover"
@@ -108,25 +109,31 @@ def test_crash_in_a_batch_fails_only_that_workers_items(crashy: httpx.Client) ->
 # -- the step timeout measures the step, not the queue in front of it ---------------------------
 
 
+#: The one-worker server's step timeout, and a step that stays well under it (2.5 s of slack).
+SLOW_TIMEOUT, SLOW_STEP = 4.0, 1.5
+assert 3 * SLOW_STEP > SLOW_TIMEOUT > SLOW_STEP + 2
+
+
 @pytest.fixture(scope="module")
 def one_slow_worker() -> Iterator[RunningServer]:
-    with serve_in_thread(ServerSettings(env_id=CRASHY, workers=1, step_timeout=2.5)) as running:
+    with serve_in_thread(ServerSettings(env_id=CRASHY, workers=1, step_timeout=SLOW_TIMEOUT)) as running:
         yield running
 
 
 def test_steps_queued_behind_slow_steps_are_not_timed_out(one_slow_worker: RunningServer) -> None:
-    # Each step sleeps 1.2 s (under the 2.5 s timeout); on one worker the later ones wait for the
-    # earlier ones, so the last is answered 3.6 s after being sent. Waiting is not a slow step.
-    with httpx.Client(base_url=one_slow_worker.base_url, timeout=30) as c:
-        ids = [new_session(c)[0] for _ in range(3)]
+    # Each step sleeps 1.5 s (2.5 s under the timeout, room for a loaded machine); on one worker
+    # the later ones wait for the earlier ones, so the last is answered 6 s after being sent,
+    # past the timeout. Waiting is not a slow step.
+    with httpx.Client(base_url=one_slow_worker.base_url, timeout=60) as c:
+        ids = [new_session(c)[0] for _ in range(4)]
 
     def slow_step(sid: str) -> httpx.Response:
-        with httpx.Client(base_url=one_slow_worker.base_url, timeout=30) as h:
-            return h.post(f"/v1/sessions/{sid}/step", json={"action": "sleep:1.2"})
+        with httpx.Client(base_url=one_slow_worker.base_url, timeout=60) as h:
+            return h.post(f"/v1/sessions/{sid}/step", json={"action": f"sleep:{SLOW_STEP}"})
 
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=4) as pool:
         responses = list(pool.map(slow_step, ids))
-    assert [r.status_code for r in responses] == [200, 200, 200], [r.text for r in responses]
+    assert [r.status_code for r in responses] == [200] * 4, [r.text for r in responses]
     with httpx.Client(base_url=one_slow_worker.base_url, timeout=30) as c:
         assert c.get("/v1/debug/workers").json()["workers"][0]["restarts"] == 0
 
@@ -136,7 +143,9 @@ def test_a_batch_longer_than_the_timeout_with_no_slow_item_is_answered(
 ) -> None:
     with httpx.Client(base_url=one_slow_worker.base_url, timeout=30) as c:
         sid, _ = new_session(c)
-        items = [{"session_id": sid, "action": "sleep:0.9"} for _ in range(3)]  # 2.7 s in one message
+        items = [
+            {"session_id": sid, "action": f"sleep:{SLOW_STEP}"} for _ in range(3)
+        ]  # 4.5 s in one message
         slots = c.post("/v1/batch/step", json=items).json()["results"]
         assert [s["ok"] for s in slots] == [True, True, True], slots
         assert [s["result"]["step_count"] for s in slots] == [1, 2, 3]

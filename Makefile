@@ -5,9 +5,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_EXTRAS ?= all
-TEST_EXTRAS ?= all,dev,search-dense
+TEST_EXTRAS ?= all,dev,search-dense,train
 
-.PHONY: demo test check bench clean system-deps
+.PHONY: demo test check bench clean system-deps vllm-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,11 +28,16 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 system-deps:
 	bash scripts/install-system-deps.sh
 
+# vLLM (CPU build) in its own virtualenv, as users run it: the policy tests serve a tiny model
+# with it. A no-op once installed (ENVHUB_VLLM_VENV overrides the place).
+vllm-venv:
+	PYTHON=$(PYTHON) bash scripts/install-vllm.sh
+
 demo: $(VENV)/.demo-installed
 	$(BIN)/envhub list
 	$(BIN)/envhub demo
 
-test: $(VENV)/.test-installed system-deps
+test: $(VENV)/.test-installed system-deps vllm-venv
 	$(BIN)/python -m pytest -q
 
 check: $(VENV)/.test-installed

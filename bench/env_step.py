@@ -27,7 +27,7 @@ from _common import write_result
 import envhub
 from envhub.core.policy import RandomPolicy
 from envhub.core.registry import EnvSpec, load_entry_point
-from envhub.envs.catalog import CATALOG
+from envhub.envs import resolve_all, specs
 
 
 def measure(spec: EnvSpec, steps: int, resets: int) -> dict[str, Any]:
@@ -76,8 +76,9 @@ def main() -> None:
     parser.add_argument("--resets", type=int, default=200)
     args = parser.parse_args()
     rows = []
-    for spec in CATALOG:
-        if args.env and spec.id not in args.env and spec.family not in args.env:
+    chosen = {s.id for name in args.env for s in resolve_all(name)} if args.env else None
+    for spec in specs():
+        if chosen is not None and spec.id not in chosen:
             continue
         if "Remote" in spec.id or not spec.status().available:
             continue

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))  # `bench.*` modules, for this process and the ser
 
 from bench._common import write_result
 from envhub.client import AsyncEnvClient, slot_error
-from envhub.server.models import BatchResetItem
+from envhub.core.wire import BatchResetItem
 
 #: The time-series script: seven tool calls and an answer (the env's step limit is 8).
 TS_SCRIPT = (

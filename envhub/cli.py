@@ -74,6 +74,25 @@ def search_generate_command(
     )
 
 
+model_app = typer.Typer(help="Build models locally (no download).", no_args_is_help=True)
+app.add_typer(model_app, name="model")
+
+
+@model_app.command("tiny")
+def model_tiny_command(
+    out: Annotated[str, typer.Option(help="Directory to write (a Hugging Face model dir).")],
+    seed: Annotated[int, typer.Option(help="Weight seed; the same arguments give identical files.")] = 0,
+    vocab_size: Annotated[int, typer.Option(help="Target BPE vocabulary size.")] = 1024,
+    hidden_size: Annotated[int, typer.Option(help="Model width, a multiple of 64.")] = 128,
+    layers: Annotated[int, typer.Option(help="Decoder layers.")] = 2,
+) -> None:
+    """Build the tiny Qwen2 model + byte-level BPE tokenizer that tests and the CPU default use."""
+    from envhub.policy.tiny import build_tiny_model
+
+    path = build_tiny_model(out, seed=seed, vocab_size=vocab_size, hidden_size=hidden_size, layers=layers)
+    Console().print(f"wrote a tiny Qwen2 model to {path} (serve it with vLLM or load it with transformers)")
+
+
 @app.command("serve-retriever")
 def serve_retriever_command(
     corpus: Annotated[
@@ -89,7 +108,7 @@ def serve_retriever_command(
     from pathlib import Path
 
     from envhub.envs.search.data import EMBEDDED_DATA_DIR
-    from envhub.envs.search.retrieval import make_retriever
+    from envhub.envs.search.retrievers import make_retriever
     from envhub.envs.search.service import serve
 
     corpus_path = Path(corpus) if corpus else EMBEDDED_DATA_DIR / "corpus.jsonl"
@@ -213,6 +232,196 @@ def serve_command(
     )
 
 
+@app.command("serve-rollouts")
+def serve_rollouts_command(
+    host: Annotated[str | None, typer.Option(help="Interface to bind [ENVHUB_HOST, 127.0.0.1].")] = None,
+    port: Annotated[int | None, typer.Option(help="TCP port [ENVHUB_PORT, 8100].")] = None,
+    redis_url: Annotated[
+        str | None, typer.Option(help="Redis queue + journal [REDIS_URL]; unset: in-process queue.")
+    ] = None,
+) -> None:
+    """Serve rollout jobs over HTTP: POST /v1/rollouts, progress, cancel, /metrics."""
+    import uvicorn
+
+    from envhub.rollout.service import RolloutServiceSettings, create_app
+
+    flags: dict[str, Any] = {"host": host, "port": port, "redis_url": redis_url}
+    settings = RolloutServiceSettings(**{k: v for k, v in flags.items() if v is not None})
+    uvicorn.run(
+        create_app(settings), host=settings.host, port=settings.port, log_level="info", access_log=False
+    )
+
+
+@app.command("rollout")
+def rollout_command(
+    env: Annotated[str, typer.Option(help="Env id (in-process envs unless --env-url is given).")],
+    env_url: Annotated[list[str] | None, typer.Option(help="Env server replica URL (repeatable).")] = None,
+    split: Annotated[str | None, typer.Option(help="Task split (the env's default if unset).")] = None,
+    count: Annotated[int | None, typer.Option(help="Groups: the first COUNT tasks of the split.")] = None,
+    task: Annotated[
+        list[str] | None, typer.Option(help="Explicit task id (repeatable), one group each.")
+    ] = None,
+    group_size: Annotated[int, typer.Option(help="Members per group (GRPO's n).")] = 8,
+    max_steps: Annotated[int, typer.Option(help="Steps before an episode is truncated.")] = 50,
+    policy: Annotated[
+        str | None, typer.Option(help="scripted:<module>:<callable> (else --policy-url and --model).")
+    ] = None,
+    policy_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL (…/v1).")] = None,
+    model: Annotated[str | None, typer.Option(help="Served model name.")] = None,
+    tokenizer: Annotated[str | None, typer.Option(help="Local tokenizer directory.")] = None,
+    policy_version: Annotated[int, typer.Option(help="Stamped on every step.")] = 0,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
+    max_tokens: Annotated[int, typer.Option(help="Most tokens per response.")] = 256,
+    concurrency: Annotated[int, typer.Option(help="Groups played at once.")] = 8,
+    step_timeout: Annotated[float, typer.Option(help="Seconds one step of a group may take.")] = 300.0,
+    on_failure: Annotated[str, typer.Option(help="retry | drop a group with a failed member.")] = "retry",
+    agentocr: Annotated[bool, typer.Option(help="Show the history as an image (AgentOCR).")] = False,
+    env_kwarg: Annotated[list[str] | None, typer.Option(help="KEY=JSON env constructor argument.")] = None,
+    out: Annotated[Path, typer.Option("-o", "--out", help="JSONL file the groups are appended to.")] = Path(
+        "groups.jsonl"
+    ),
+    redis_url: Annotated[
+        str | None, typer.Option(help="Publish to this Redis stream instead of --out [REDIS_URL].")
+    ] = None,
+    stream: Annotated[str, typer.Option(help="The Redis stream of finished groups.")] = "envhub:groups",
+) -> None:
+    """Run one rollout job here (no service) with a progress bar; groups go to a JSONL file or Redis."""
+    import asyncio
+    import json
+    import uuid
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from envhub.core.errors import ConfigurationError
+    from envhub.rollout.context import ContextConfig
+    from envhub.rollout.engine import EngineConfig, EngineEvent
+    from envhub.rollout.export import JsonlGroupWriter
+    from envhub.rollout.jobs import PolicyEndpoint, SamplingRequest, build_backend
+    from envhub.rollout.oneshot import make_pool, run_rollout
+    from envhub.rollout.queue.base import GroupQueue
+
+    if (count is None) == (not task):
+        raise ConfigurationError("Give exactly one of --count or --task.")
+    if on_failure not in ("retry", "drop"):
+        raise ConfigurationError(f"--on-failure must be retry or drop, got {on_failure!r}.")
+    if policy is None and (policy_url is None or model is None):
+        raise ConfigurationError("Give --policy scripted:<module>:<callable>, or --policy-url and --model.")
+    spec: PolicyEndpoint | str = policy or PolicyEndpoint(
+        base_url=str(policy_url), model=str(model), tokenizer=tokenizer
+    )
+    kwargs = {}
+    for item in env_kwarg or []:
+        key, _, value = item.partition("=")
+        kwargs[key] = json.loads(value)
+    config = EngineConfig(
+        group_size=group_size,
+        max_concurrent_groups=concurrency,
+        sampling=SamplingRequest(temperature=temperature, max_tokens=max_tokens).params(),
+        context=ContextConfig(max_steps=max_steps, agentocr=agentocr),
+        split=split,
+        env_kwargs=kwargs,
+        step_timeout_s=step_timeout,
+        on_failure=on_failure,  # type: ignore[arg-type]
+    )
+    queue: GroupQueue
+    if redis_url is not None:
+        from envhub.rollout.queue.redis import RedisQueue
+
+        queue = RedisQueue(redis_url, stream=stream)
+    else:
+        queue = JsonlGroupWriter(out)
+    job_id = uuid.uuid4().hex[:12]
+    with Progress(
+        TextColumn("[bold]rollout {task.fields[job]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("steps {task.fields[steps]}  dropped {task.fields[dropped]}"),
+        TimeElapsedColumn(),
+    ) as bar:
+        progress = bar.add_task("groups", total=None, job=job_id, steps=0, dropped=0)
+        counts = {"steps": 0, "dropped": 0}
+
+        def on_event(event: EngineEvent) -> None:
+            if event.kind == "step":
+                counts["steps"] += 1
+            if event.kind == "group_dropped":
+                counts["dropped"] += 1
+            advance = 1 if event.kind in ("group_published", "group_dropped") else 0
+            bar.update(progress, advance=advance, steps=counts["steps"], dropped=counts["dropped"])
+
+        engine = asyncio.run(
+            run_rollout(
+                envs=make_pool(env_id=env, env_urls=env_url or []),
+                backend=build_backend(spec, policy_version),
+                config=config,
+                queue=queue,
+                task_ids=task,
+                count=count,
+                job_id=job_id,
+                on_tasks=lambda n: bar.update(progress, total=n),
+                on_event=on_event,
+            )
+        )
+    report = engine.report
+    Console().print(
+        f"job {job_id}: {report.published} groups written to {out if redis_url is None else stream}, "
+        f"{report.dropped} dropped "
+        f"{report.drops_by_cause or ''}, {report.retried} re-run, {report.steps} steps "
+        f"in {report.elapsed_s:.1f} s"
+    )
+
+
+rollouts_app = typer.Typer(help="Finished rollout groups.", no_args_is_help=True)
+app.add_typer(rollouts_app, name="rollouts")
+
+
+@rollouts_app.command("export")
+def rollouts_export_command(
+    output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.")],
+    source: Annotated[
+        Path | None, typer.Argument(help="A groups JSONL file (from `envhub rollout`); or use --redis-url.")
+    ] = None,
+    format: Annotated[str, typer.Option("--format", help="jsonl | parquet (one row per step).")] = "jsonl",
+    redis_url: Annotated[str | None, typer.Option(help="Read the groups from this Redis stream.")] = None,
+    stream: Annotated[str, typer.Option(help="The Redis stream of finished groups.")] = "envhub:groups",
+    group: Annotated[
+        str, typer.Option(help="Consumer group the export reads with (its own: trainers keep theirs).")
+    ] = "envhub-export",
+) -> None:
+    """Export finished groups: JSONL (one group per line) or parquet (one step row per line)."""
+    import asyncio
+
+    from envhub.core.errors import ConfigurationError
+    from envhub.core.records import Group
+    from envhub.rollout.export import read_jsonl, write_jsonl, write_parquet
+
+    writers = {"jsonl": write_jsonl, "parquet": write_parquet}
+    if format not in writers:
+        raise ConfigurationError(f"--format must be one of {sorted(writers)}; got {format!r}.")
+    if (source is None) == (redis_url is None):
+        raise ConfigurationError("Give a JSONL file or --redis-url (not both).")
+    groups: list[Group]
+    if redis_url is not None:
+        from envhub.rollout.queue.redis import RedisQueue
+
+        async def drain() -> list[Group]:
+            queue = RedisQueue(redis_url, stream=stream, group=group, consumer="export")
+            found: list[Group] = []
+            try:
+                while deliveries := await queue.get(256, timeout_s=1.0):
+                    found.extend(d.group for d in deliveries)
+                    await queue.ack(deliveries)
+            finally:
+                await queue.aclose()
+            return found
+
+        groups = asyncio.run(drain())
+    else:
+        groups = list(read_jsonl(source))  # type: ignore[arg-type]
+    written = writers[format](groups, output)
+    Console().print(f"wrote {written} {'groups' if format == 'jsonl' else 'step rows'} to {output}")
+
+
 _HISTORY_PNG = Path("history.png")
 
 
@@ -223,23 +432,22 @@ def render_history_command(
     ],
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the PNG.")] = _HISTORY_PNG,
     style: Annotated[
-        str, typer.Option(help="alfworld (font 10, 392 px) or search (12, 560 px).")
+        str,
+        typer.Option(
+            help="The env whose render preset to use: alfworld (font 10, 392 px) or search (12, 560 px)."
+        ),
     ] = "alfworld",
     window: Annotated[int | None, typer.Option(help="Only the last N steps (default: all).")] = None,
     compression: Annotated[float, typer.Option(help="Self-compression factor c in [1, 5].")] = 1.0,
     highlight: Annotated[bool, typer.Option(help="Colour the [Observation]/[Action] markers.")] = True,
 ) -> None:
     """Render a recorded history as an AgentOCR image and print its token accounting."""
-    from envhub.core.errors import ConfigurationError
-    from envhub.render import HistoryRenderer, RenderConfig, estimate_text_tokens
+    from envhub.render import HistoryRenderer, estimate_text_tokens, render_preset
     from envhub.render.history_file import history_lines_from_jsonl
 
-    presets = {"alfworld": (RenderConfig.alfworld, "ocr"), "search": (RenderConfig.search, "ocr-search")}
-    if style not in presets:
-        raise ConfigurationError(f"--style must be one of {sorted(presets)}; got {style!r}.")
-    make_config, memory_style = presets[style]
-    lines = history_lines_from_jsonl(file, style=memory_style, window=window)
-    rendered = HistoryRenderer(make_config(highlight=highlight)).render(lines, compression=compression)
+    preset = render_preset(style, highlight=highlight)
+    lines = history_lines_from_jsonl(file, style=preset.style, window=window)
+    rendered = HistoryRenderer(preset.config).render(lines, compression=compression)
     output.write_bytes(rendered.png())
     width, height = rendered.size
     text_tokens = estimate_text_tokens("\n".join(lines))

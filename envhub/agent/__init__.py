@@ -3,9 +3,10 @@
 * :class:`EpisodeMemory` — per-episode records and their history windows (verl-agent step
   format, search format, AgentOCR line format).
 * :func:`project` and the rule functions — model text -> action, validity and reason; they
-  never raise on any input.
-* :func:`build_messages` / :func:`family_template` — chat messages from a family's templates,
-  the memory window, the current observation and the admissible actions.
+  never raise on any input. An env's rule is ``envhub.envs.resolve(name).projection``.
+* :func:`build_messages` / :func:`family_template` — chat messages from an env's templates
+  (the module its catalogue entry names), the memory window, the current observation and the
+  admissible actions.
 """
 
 from envhub.agent.memory import MEMORY_STYLES, EpisodeMemory, HistoryWindow, MemoryRecord
@@ -21,6 +22,7 @@ from envhub.agent.projection import (
     project_search_answer,
     project_think_action,
     project_tool_call,
+    projector,
 )
 from envhub.agent.prompt import FIELDS, PromptTemplate, build_messages, family_template, format_admissible
 
@@ -45,4 +47,5 @@ __all__ = [
     "project_search_answer",
     "project_think_action",
     "project_tool_call",
+    "projector",
 ]

@@ -43,6 +43,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from envhub.core.errors import ConfigurationError
+from envhub.core.registry import load_entry_point
 
 __all__ = [
     "COMPRESSION_RANGE",
@@ -58,6 +59,7 @@ __all__ = [
     "project_search_answer",
     "project_think_action",
     "project_tool_call",
+    "projector",
 ]
 
 # CJK ideographs (incl. extension A and compatibility), kana and Hangul, for has_cjk().
@@ -184,14 +186,17 @@ def project_think_action(
     return Projection(action=action, is_valid=not reason, reason=reason, kind="action")
 
 
-def _first_block(text: str, low: str, tag: str) -> str | None:
-    start = low.find(f"<{tag}>")
-    if start == -1:
-        return None
-    end = low.find(f"</{tag}>", start)
-    if end == -1:
-        return None
-    return text[start + len(tag) + 2 : end].strip()
+# Case-insensitive like the reference's patterns, matched on the original text: lower-casing
+# first would change the content (e.g. "İ" lower-cases to two characters).
+_BLOCKS = {
+    tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.IGNORECASE | re.DOTALL) for tag in ("search", "answer")
+}
+_OPEN_TAGS = {tag: re.compile(rf"<{tag}>", re.IGNORECASE) for tag in ("search", "answer")}
+
+
+def _first_block(text: str, tag: str) -> str | None:
+    match = _BLOCKS[tag].search(text)
+    return None if match is None else match.group(1).strip()
 
 
 def project_search_answer(output: object, *, require_think: bool = False) -> Projection:
@@ -211,8 +216,8 @@ def project_search_answer(output: object, *, require_think: bool = False) -> Pro
         The projection; ``kind`` is ``search``, ``answer`` or ``none``.
     """
     original = as_text(output)
-    whole = original.lower()
-    n_search, n_answer = whole.count("<search>"), whole.count("<answer>")
+    n_search = len(_OPEN_TAGS["search"].findall(original))
+    n_answer = len(_OPEN_TAGS["answer"].findall(original))
     # The reference first cuts the text after its first "</search>" (else "</answer>"), matched
     # case-sensitively, then looks for the blocks; so "</search> <search>q</search>" has none.
     text = original
@@ -222,9 +227,7 @@ def project_search_answer(output: object, *, require_think: bool = False) -> Pro
             text = original[: cut + len(closing)]
             break
     low = text.lower()
-    if len(low) != len(text):  # lower() changed lengths (e.g. 'İ'); keep indices aligned
-        text = low
-    query, answer = _first_block(text, low, "search"), _first_block(text, low, "answer")
+    query, answer = _first_block(text, "search"), _first_block(text, "answer")
     if query is not None:
         action, kind = f"<search>{query}</search>", "search"
     elif answer is not None:
@@ -378,26 +381,51 @@ PROJECTIONS: Mapping[str, Callable[[object], Projection]] = MappingProxyType(
 )
 
 
+def projector(rule: str) -> Callable[[object], Projection]:
+    """The projection function of a rule: a name from :data:`PROJECTIONS` or ``"module:function"``.
+
+    An env's catalogue entry names its rule (``envhub.envs.resolve(name).projection``); a family
+    with a rule of its own points at a function in its package, so this module never changes
+    for a new family.
+
+    Raises:
+        ConfigurationError: ``rule`` is neither a known name nor an importable function.
+    """
+    found = PROJECTIONS.get(rule)
+    if found is not None:
+        return found
+    if ":" in rule:
+        try:
+            loaded = load_entry_point(rule)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ConfigurationError(
+                f"Projection rule {rule!r} does not import ({exc}); give 'package.module:function'.",
+                rule=rule,
+            ) from exc
+        if callable(loaded):
+            return loaded  # type: ignore[no-any-return]
+    raise ConfigurationError(
+        f"Unknown projection rule {rule!r}; use one of {sorted(PROJECTIONS)} or 'package.module:function'.",
+        rule=rule,
+    )
+
+
 def project(output: object, rule: str, *, compression: bool = False) -> Projection:
-    """Project ``output`` with a named rule from :data:`PROJECTIONS`.
+    """Project ``output`` with a rule: a name from :data:`PROJECTIONS` or ``"module:function"``.
 
     Args:
         output: the model's text (anything; never raises on it).
-        rule: ``alfworld`` (= ``think_action``), ``webshop``, ``agentocr``, ``search`` or ``tool_call``.
+        rule: ``alfworld`` (= ``think_action``), ``webshop``, ``agentocr``, ``search``,
+            ``tool_call``, or a ``"module:function"`` (an env's ``EnvSpec.projection``).
         compression: also read the AgentOCR compression tag (a repeated tag makes it invalid).
 
     Returns:
         The projection.
 
     Raises:
-        ConfigurationError: ``rule`` is not a known rule name (a programming error, not input).
+        ConfigurationError: ``rule`` is not a known rule (a programming error, not input).
     """
-    projector = PROJECTIONS.get(rule)
-    if projector is None:
-        raise ConfigurationError(
-            f"Unknown projection rule {rule!r}; use one of {sorted(PROJECTIONS)}.", rule=rule
-        )
-    result = projector(output)
+    result = projector(rule)(output)
     if not compression:
         return result
     tag = parse_compression(output)

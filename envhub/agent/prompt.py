@@ -1,14 +1,16 @@
 """Build the chat messages a policy sees at each step.
 
-A family's prompt module (``envhub/envs/<family>/prompt.py``) holds plain strings and at most
-two small functions, so the env layer never imports this one:
+A family's prompt module (usually ``envhub/envs/<family>/prompt.py``, named by the ``prompt``
+field of the env's catalogue entry) holds plain strings and at most two small functions, so
+the env layer never imports this one:
 
 * ``FIRST_STEP`` — the template of the first step (no history);
 * ``WITH_HISTORY`` — the template once there is history;
 * optional ``HISTORY_IMAGE`` — the AgentOCR variant (history shown as an image, a
   ``<compression>`` instruction); optional ``SYSTEM`` — a system message;
 * optional ``MEMORY_STYLE`` (default ``"step"``), ``HISTORY_LENGTH`` (default 2),
-  ``MAX_PROMPT_CHARS`` (fall back to ``FIRST_STEP`` when the history prompt is longer);
+  ``MAX_PROMPT_CHARS`` (fall back to ``FIRST_STEP`` when the history prompt is longer),
+  ``HISTORY_IMAGE_STYLE`` (the memory style of the history image's lines, default ``"ocr"``);
 * optional ``extract_task(observation) -> str`` and ``format_actions(actions) -> str``.
 
 Templates are ``str.format`` strings over these fields: ``{task}``, ``{observation}``,
@@ -29,6 +31,8 @@ from typing import Any
 
 from envhub.agent.memory import MEMORY_STYLES, EpisodeMemory
 from envhub.core.errors import ConfigurationError
+from envhub.core.registry import EnvSpec
+from envhub.envs.registry import resolve
 
 __all__ = ["FIELDS", "PromptTemplate", "build_messages", "family_template", "format_admissible"]
 
@@ -76,6 +80,7 @@ class PromptTemplate:
     history_image: str | None = None
     system: str | None = None
     memory_style: str = "step"
+    history_image_style: str = "ocr"
     history_length: int = 2
     max_prompt_chars: int | None = None
     extract_task: Callable[[str], str] = _no_task
@@ -86,10 +91,11 @@ class PromptTemplate:
             value = getattr(self, name)
             if value is not None:
                 _fields_of(value, name)
-        if self.memory_style not in MEMORY_STYLES:
-            raise ConfigurationError(
-                f"Unknown memory style {self.memory_style!r}; use one of {sorted(MEMORY_STYLES)}."
-            )
+        for style in (self.memory_style, self.history_image_style):
+            if style not in MEMORY_STYLES:
+                raise ConfigurationError(
+                    f"Unknown memory style {style!r}; use one of {sorted(MEMORY_STYLES)}."
+                )
 
     @classmethod
     def from_module(cls, module: ModuleType) -> PromptTemplate:
@@ -105,6 +111,7 @@ class PromptTemplate:
             history_image=getattr(module, "HISTORY_IMAGE", None),
             system=getattr(module, "SYSTEM", None),
             memory_style=getattr(module, "MEMORY_STYLE", "step"),
+            history_image_style=getattr(module, "HISTORY_IMAGE_STYLE", "ocr"),
             history_length=getattr(module, "HISTORY_LENGTH", 2),
             max_prompt_chars=getattr(module, "MAX_PROMPT_CHARS", None),
             extract_task=getattr(module, "extract_task", _no_task),
@@ -112,21 +119,31 @@ class PromptTemplate:
         )
 
 
-def family_template(family: str) -> PromptTemplate:
-    """The :class:`PromptTemplate` of an env family (``alfworld``, ``webshop``, ``search``, ...).
+def family_template(env: str | EnvSpec) -> PromptTemplate:
+    """The :class:`PromptTemplate` of an env: the module its catalogue entry's ``prompt`` names.
+
+    Args:
+        env: any name :func:`envhub.envs.resolve` accepts (``"alfworld"``,
+            ``"envhub/WebShop-v0"``, ...) or the spec itself.
 
     Raises:
-        ConfigurationError: the family has no ``prompt`` module.
+        UnknownEnvError: no env has that name.
+        ConfigurationError: the env has no prompt module, or the module breaks the contract.
     """
-    if not family.isidentifier():
-        raise ConfigurationError(f"{family!r} is not an env family name (e.g. 'alfworld').", family=family)
+    spec = resolve(env) if isinstance(env, str) else env
+    if spec.prompt is None:
+        raise ConfigurationError(
+            f"Env {spec.id} has no prompt module; set prompt='package.module' on its catalogue "
+            "entry or pass a PromptTemplate explicitly.",
+            env=spec.id,
+        )
     try:
-        module = importlib.import_module(f"envhub.envs.{family}.prompt")
+        module = importlib.import_module(spec.prompt)
     except ModuleNotFoundError as exc:
         raise ConfigurationError(
-            f"Env family {family!r} has no prompt module (envhub/envs/{family}/prompt.py); "
-            "pass a PromptTemplate explicitly or add one.",
-            family=family,
+            f"The prompt module {spec.prompt!r} of env {spec.id} does not import ({exc}); fix the "
+            "prompt field of its catalogue entry.",
+            env=spec.id,
         ) from exc
     return PromptTemplate.from_module(module)
 

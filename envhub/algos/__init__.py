@@ -26,7 +26,6 @@ each agent's first step in a trajectory is its sample.
 
 from envhub.algos.api import compute_advantages
 from envhub.algos.config import (
-    ENV_DEFAULTS,
     AdvantageConfig,
     GiGPOConfig,
     GRPOConfig,
@@ -40,7 +39,6 @@ from envhub.algos.returns import discounted_returns, episode_returns
 from envhub.algos.tokens import broadcast_to_tokens, response_mask_from_lengths
 
 __all__ = [
-    "ENV_DEFAULTS",
     "AdvantageConfig",
     "GRPOConfig",
     "GiGPOConfig",

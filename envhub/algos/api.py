@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,6 +15,9 @@ from envhub.algos.grpo import grpo_advantages
 from envhub.algos.hgpo import hgpo_advantages
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import StepBatch
+
+if TYPE_CHECKING:
+    from envhub.core.registry import EnvSpec
 
 __all__ = ["compute_advantages"]
 
@@ -69,7 +72,7 @@ def compute_advantages(
     batch: StepBatch,
     algo: str = "gigpo",
     *,
-    env: str | None = None,
+    env: EnvSpec | None = None,
     config: AdvantageConfig | None = None,
     **overrides: Any,
 ) -> NDArray[np.float64]:
@@ -77,12 +80,13 @@ def compute_advantages(
 
     Example::
 
-        adv = compute_advantages(batch, "hgpo", env="alfworld", history_length=4)
+        adv = compute_advantages(batch, "hgpo", env=envhub.envs.resolve("alfworld"), history_length=4)
 
     Args:
         batch: the steps, any row order; advantages come back in the same order.
         algo: ``"grpo"``, ``"gigpo"`` or ``"hgpo"``.
-        env: take the reference defaults of this env family or id (ignored with ``config``).
+        env: take the reference defaults of this env's spec (``envhub.envs.resolve(name)``;
+            ignored with ``config``).
         config: a ready config dataclass of ``algo``'s type.
         **overrides: config fields to change (e.g. ``mode="mean_norm"``).
 
@@ -90,8 +94,8 @@ def compute_advantages(
         float64 advantages, one per row (the reference uses the same values as returns).
 
     Raises:
-        ConfigurationError: an unknown algorithm, env or setting, a config of the wrong
-            type, or a malformed batch.
+        ConfigurationError: an unknown algorithm or setting, an env given by name instead
+            of by spec, a config of the wrong type, or a malformed batch.
     """
     if config is None:
         config = default_config(algo, env, **overrides)

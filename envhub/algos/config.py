@@ -1,46 +1,31 @@
-"""Estimator settings as frozen dataclasses, with the reference defaults per environment.
+"""Estimator settings as frozen dataclasses, with an env's reference defaults layered on top.
 
-The class defaults are the reference trainers' config defaults; :func:`default_config` layers
-the per-environment values of the reference run scripts on top (verl-agent
-``examples/gigpo_trainer/run_*.sh`` and ``recipe/hgpo/run_*.sh``):
+The class defaults are the reference trainers' config defaults. The per-env values of the
+reference run scripts live on each env's catalogue entry
+(:attr:`envhub.core.registry.EnvSpec.advantage_defaults`, filled in
+:mod:`envhub.envs.catalog`); :func:`default_config` takes that spec as data, so this package
+never imports the catalogue::
 
-=========  ==============  ==============  ======================================
-env        GiGPO mode      HGPO mode / K   other
-=========  ==============  ==============  ======================================
-alfworld   mean_std_norm   mean_std_norm/2 invalid penalty 0.1
-webshop    mean_norm       mean_norm/2     invalid penalty 0.1
-search     mean_std_norm   mean_std_norm/4 similarity grouping 0.9, penalty 0.01
-=========  ==============  ==============  ======================================
-
-HGPO was not run on search QA in the reference; its row uses search's memory window (4)
-and GiGPO's search settings. GRPO keeps std normalisation everywhere
-(``norm_adv_by_std_in_grpo`` defaults to true). Families without a reference run (tau,
-timeseries) use the class defaults.
+    from envhub.envs import resolve
+    config = default_config("gigpo", resolve("alfworld"))
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from envhub.algos.grouping import Mode, check_mode
 from envhub.core.errors import ConfigurationError
 
-__all__ = [
-    "ENV_DEFAULTS",
-    "AdvantageConfig",
-    "GRPOConfig",
-    "GiGPOConfig",
-    "HGPOConfig",
-    "config_type_of",
-    "default_config",
-    "env_family",
-]
+if TYPE_CHECKING:  # a type only: the catalogue's record, never the catalogue itself
+    from envhub.core.registry import EnvSpec
+
+__all__ = ["AdvantageConfig", "GRPOConfig", "GiGPOConfig", "HGPOConfig", "config_type_of", "default_config"]
 
 
 def _check_common(config: Any) -> None:
@@ -145,61 +130,33 @@ class HGPOConfig:
 
 AdvantageConfig = GRPOConfig | GiGPOConfig | HGPOConfig
 
-#: Per-environment overrides of the class defaults, keyed by env family and algorithm.
-ENV_DEFAULTS: Mapping[str, Mapping[str, Mapping[str, Any]]] = {
-    "alfworld": {
-        "gigpo": {"mode": "mean_std_norm"},
-        "hgpo": {"mode": "mean_std_norm", "history_length": 2},
-    },
-    "webshop": {
-        "gigpo": {"mode": "mean_norm"},
-        "hgpo": {"mode": "mean_norm", "history_length": 2},
-    },
-    "search": {
-        "grpo": {"invalid_penalty": 0.01},
-        "gigpo": {
-            "mode": "mean_std_norm",
-            "enable_similarity": True,
-            "similarity_thresh": 0.9,
-            "invalid_penalty": 0.01,
-        },
-        "hgpo": {"mode": "mean_std_norm", "history_length": 4, "invalid_penalty": 0.01},
-    },
-    "tau": {},
-    "timeseries": {},
-}
-
 _CONFIG_TYPES: Mapping[str, type[GRPOConfig] | type[GiGPOConfig] | type[HGPOConfig]] = {
     "grpo": GRPOConfig,
     "gigpo": GiGPOConfig,
     "hgpo": HGPOConfig,
 }
-_ENV_ALIASES: Mapping[str, str] = {
-    "searchqa": "search",
-    "taubench": "tau",
-    "timeseriesucr": "timeseries",
-}
 
 
-def default_config(algo: str, env: str | None = None, **overrides: Any) -> AdvantageConfig:
+def default_config(algo: str, env: EnvSpec | None = None, **overrides: Any) -> AdvantageConfig:
     """The settings for ``algo``, with ``env``'s reference defaults and then ``overrides``.
 
     Args:
         algo: ``"grpo"``, ``"gigpo"`` or ``"hgpo"``.
-        env: an env family (``"alfworld"``) or id (``"envhub/ALFWorld-v0"``); None for the
-            algorithm's own defaults.
+        env: the env's spec (``envhub.envs.resolve("alfworld")``), whose
+            ``advantage_defaults[algo]`` apply; None for the algorithm's own defaults.
         **overrides: field values that win over both.
 
     Returns:
         A frozen config dataclass.
 
     Raises:
-        ConfigurationError: unknown algorithm, env or field, or an invalid value.
+        ConfigurationError: unknown algorithm or field, an invalid value, or an env given by
+            name instead of by spec.
     """
     config_type = config_type_of(algo)
     values: dict[str, Any] = {}
     if env is not None:
-        values.update(ENV_DEFAULTS[env_family(env)].get(algo, {}))
+        values.update(_env_values(env, algo.lower()))
     values.update(overrides)
     fields = {f.name for f in dataclasses.fields(config_type)}
     unknown = sorted(set(values) - fields)
@@ -210,6 +167,17 @@ def default_config(algo: str, env: str | None = None, **overrides: Any) -> Advan
             unknown=unknown,
         )
     return config_type(**values)
+
+
+def _env_values(env: EnvSpec, algo: str) -> Mapping[str, Any]:
+    defaults = getattr(env, "advantage_defaults", None)
+    if not isinstance(defaults, Mapping):
+        # The estimators are pure functions over data: they never look a name up in the catalogue.
+        raise ConfigurationError(
+            f"env must be an env's spec, not {env!r}; pass env=envhub.envs.resolve({str(env)!r}).",
+            env=str(env),
+        )
+    return defaults.get(algo, {})
 
 
 def config_type_of(algo: str) -> type[GRPOConfig] | type[GiGPOConfig] | type[HGPOConfig]:
@@ -225,29 +193,3 @@ def config_type_of(algo: str) -> type[GRPOConfig] | type[GiGPOConfig] | type[HGP
             f"Unknown advantage estimator {algo!r}; choose one of {', '.join(_CONFIG_TYPES)}.",
             algo=algo,
         ) from None
-
-
-def env_family(env: str) -> str:
-    """The family key of an env name or id: ``"envhub/ALFWorld-v0"`` -> ``"alfworld"``.
-
-    A registered id resolves through the env catalogue's ``family``; anything else is
-    read as a family name (case, ``envhub/`` prefix, ``-vN`` suffix and dashes ignored).
-
-    Raises:
-        ConfigurationError: no reference defaults are known for that env.
-    """
-    # Imported here: the catalogue is only needed when an env is named.
-    from envhub.envs.catalog import CATALOG
-
-    families = {spec.id: spec.family for spec in CATALOG}
-    raw = families.get(env.strip(), env)
-    name = re.sub(r"-v\d+$", "", raw.strip().lower().removeprefix("envhub/"))
-    name = re.sub(r"[-_ ]", "", name)
-    name = _ENV_ALIASES.get(name, name)
-    if name not in ENV_DEFAULTS:
-        raise ConfigurationError(
-            f"No advantage defaults for env {env!r}; known families: {', '.join(ENV_DEFAULTS)}. "
-            "Pass env=None and set the fields yourself.",
-            env=env,
-        )
-    return name

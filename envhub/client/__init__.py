@@ -2,6 +2,8 @@
 
 * :class:`RemoteEnv`: a ``gymnasium.Env`` over HTTP (also ``gymnasium.make("envhub/Remote-v0",
   base_url=...)``);
+* :class:`RemoteVectorEnv`: a Gymnasium vector env of N sessions of one server, one batch
+  request per step (also ``gymnasium.make_vec("envhub/Remote-v0", num_envs=N, base_url=...)``);
 * :class:`EnvClient` and :class:`AsyncEnvClient`: the whole REST API (sessions, tasks,
   groups, batch step/reset, health) with the same methods, sync over httpx and async over
   aiohttp (see :mod:`envhub.client._transport` for why aiohttp);
@@ -14,6 +16,7 @@ Server errors come back as the same :mod:`envhub.core.errors` classes the server
 from envhub.client._client import AsyncEnvClient, EnvClient
 from envhub.client._protocol import ApiCall, Protocol, StepItem, new_request_id, slot_error
 from envhub.client._remote_env import RemoteEnv
+from envhub.client._remote_vector_env import RemoteVectorEnv
 from envhub.client._retry import RetryPolicy
 from envhub.client._transport import AiohttpTransport, AsyncTransport, HttpxAsyncTransport
 
@@ -26,6 +29,7 @@ __all__ = [
     "HttpxAsyncTransport",
     "Protocol",
     "RemoteEnv",
+    "RemoteVectorEnv",
     "RetryPolicy",
     "StepItem",
     "new_request_id",

@@ -18,11 +18,11 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from envhub.client._protocol import ApiCall, Protocol, StepItem
+from envhub.client._protocol import ApiCall, HistoryArg, Protocol, StepItem
 from envhub.client._retry import Reply, RetryPolicy, Sleep, TransportFailure, exchange
 from envhub.client._transport import AiohttpTransport, AsyncTransport
 from envhub.core.errors import ConfigurationError
-from envhub.server.models import (
+from envhub.core.wire import (
     BatchResetItem,
     BatchResetResponse,
     BatchStepResponse,
@@ -134,13 +134,22 @@ class EnvClient(_ClientBase):
 
     # -- sessions ---------------------------------------------------------------------------
 
-    def create_session(self, env_kwargs: Mapping[str, Any] | None = None) -> SessionCreated:
+    def create_session(
+        self, env_kwargs: Mapping[str, Any] | None = None, *, history: HistoryArg | None = None
+    ) -> SessionCreated:
         """Create a session (``POST /v1/sessions``); reset it before stepping.
+
+        Args:
+            env_kwargs: env constructor arguments.
+            history: server-side AgentOCR history (:class:`HistoryOptions` or its fields, e.g.
+                ``{"style": "ocr", "window": 50, "preset": "alfworld"}``); each step result then
+                carries ``history`` (:class:`HistoryFrame`).
 
         Raises:
             CapacityReachedError: still full after every retry.
+            RequestValidationError: ``history`` has an unknown style, preset or field.
         """
-        return self._run(self._proto.create_session(env_kwargs))
+        return self._run(self._proto.create_session(env_kwargs, history=history))
 
     def reset(
         self,
@@ -186,6 +195,14 @@ class EnvClient(_ClientBase):
         """Close ``session_id`` and free its slot."""
         return self._run(self._proto.delete_session(session_id))
 
+    def fetch_history_png(self, session_id: str) -> bytes:
+        """The PNG of ``session_id``'s latest history image (for sessions created with ``history``).
+
+        Raises:
+            ConfigurationError: the session was created without history.
+        """
+        return self._run(self._proto.history_png(session_id))
+
     def tasks(self, split: str | None = None, *, offset: int = 0, limit: int = 100) -> TaskList:
         """One page of the task ids of ``split`` (the env's default split when None)."""
         return self._run(self._proto.tasks(split, offset=offset, limit=limit))
@@ -200,10 +217,14 @@ class EnvClient(_ClientBase):
         seed: int | None = None,
         split: str | None = None,
         env_kwargs: Mapping[str, Any] | None = None,
+        history: HistoryArg | None = None,
     ) -> GroupCreated:
-        """Create ``group_size`` sessions reset to one identical initial state (a GRPO group)."""
+        """Create ``group_size`` sessions reset to one identical initial state (a GRPO group).
+
+        ``history`` turns on server-side AgentOCR history for every member (see :meth:`create_session`).
+        """
         call = self._proto.create_group(
-            group_size, task_id=task_id, seed=seed, split=split, env_kwargs=env_kwargs
+            group_size, task_id=task_id, seed=seed, split=split, env_kwargs=env_kwargs, history=history
         )
         return self._run(call)
 
@@ -300,9 +321,11 @@ class AsyncEnvClient(_ClientBase):
             except StopIteration as done:
                 return done.value  # type: ignore[no-any-return]
 
-    async def create_session(self, env_kwargs: Mapping[str, Any] | None = None) -> SessionCreated:
+    async def create_session(
+        self, env_kwargs: Mapping[str, Any] | None = None, *, history: HistoryArg | None = None
+    ) -> SessionCreated:
         """See :meth:`EnvClient.create_session`."""
-        return await self._run(self._proto.create_session(env_kwargs))
+        return await self._run(self._proto.create_session(env_kwargs, history=history))
 
     async def reset(
         self,
@@ -331,6 +354,10 @@ class AsyncEnvClient(_ClientBase):
         """See :meth:`EnvClient.delete_session`."""
         return await self._run(self._proto.delete_session(session_id))
 
+    async def fetch_history_png(self, session_id: str) -> bytes:
+        """See :meth:`EnvClient.fetch_history_png`."""
+        return await self._run(self._proto.history_png(session_id))
+
     async def tasks(self, split: str | None = None, *, offset: int = 0, limit: int = 100) -> TaskList:
         """See :meth:`EnvClient.tasks`."""
         return await self._run(self._proto.tasks(split, offset=offset, limit=limit))
@@ -343,10 +370,11 @@ class AsyncEnvClient(_ClientBase):
         seed: int | None = None,
         split: str | None = None,
         env_kwargs: Mapping[str, Any] | None = None,
+        history: HistoryArg | None = None,
     ) -> GroupCreated:
         """See :meth:`EnvClient.create_group`."""
         call = self._proto.create_group(
-            group_size, task_id=task_id, seed=seed, split=split, env_kwargs=env_kwargs
+            group_size, task_id=task_id, seed=seed, split=split, env_kwargs=env_kwargs, history=history
         )
         return await self._run(call)
 

@@ -29,7 +29,7 @@ from envhub.core.errors import (
     RequestValidationError,
     error_from_wire,
 )
-from envhub.server.models import (
+from envhub.core.wire import (
     BatchResetItem,
     BatchResetResponse,
     BatchResetSlot,
@@ -40,6 +40,7 @@ from envhub.server.models import (
     GroupCreate,
     GroupCreated,
     Health,
+    HistoryOptions,
     Readiness,
     ResetRequest,
     ResetResponse,
@@ -52,13 +53,16 @@ from envhub.server.models import (
     TaskList,
 )
 
-__all__ = ["ApiCall", "Protocol", "StepItem", "new_request_id", "slot_error"]
+__all__ = ["ApiCall", "HistoryArg", "Protocol", "StepItem", "new_request_id", "slot_error"]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 #: A batch step item: the wire model, or ``(session_id, action)`` for brevity.
 StepItem = BatchStepItem | tuple[str, str]
+
+#: The ``history`` option: the wire model, or its fields as a mapping (validated before sending).
+HistoryArg = HistoryOptions | Mapping[str, Any]
 
 #: How much of an unexpected body a ProtocolError quotes.
 _SNIPPET_CHARS = 200
@@ -187,6 +191,12 @@ def _encode_list(items: Sequence[BaseModel]) -> bytes:
     return b"[" + b",".join(_encode(item) for item in items) + b"]"
 
 
+def _history(history: HistoryArg | None) -> HistoryOptions | None:
+    if history is None or isinstance(history, HistoryOptions):
+        return history
+    return _build(HistoryOptions, **dict(history))
+
+
 def _sid(session_id: str) -> str:
     return quote(session_id, safe="")
 
@@ -211,9 +221,11 @@ class Protocol:
 
     # -- sessions ---------------------------------------------------------------------------
 
-    def create_session(self, env_kwargs: Mapping[str, Any] | None = None) -> ApiCall[SessionCreated]:
-        """``POST /v1/sessions``."""
-        body = _encode(_build(SessionCreate, env_kwargs=dict(env_kwargs or {})))
+    def create_session(
+        self, env_kwargs: Mapping[str, Any] | None = None, *, history: HistoryArg | None = None
+    ) -> ApiCall[SessionCreated]:
+        """``POST /v1/sessions``; ``history`` turns on server-side AgentOCR rendering."""
+        body = _encode(_build(SessionCreate, env_kwargs=dict(env_kwargs or {}), history=_history(history)))
         return ApiCall("POST", "/v1/sessions", body, _model(SessionCreated))
 
     def reset(
@@ -253,6 +265,11 @@ class Protocol:
         path = f"/v1/sessions/{_sid(session_id)}"
         return ApiCall("DELETE", path, None, _model(SessionClosed), replay_safe=True)
 
+    def history_png(self, session_id: str) -> ApiCall[bytes]:
+        """``GET /v1/sessions/{id}/history.png``: the latest history image's PNG bytes."""
+        path = f"/v1/sessions/{_sid(session_id)}/history.png"
+        return ApiCall("GET", path, None, bytes, replay_safe=True)
+
     def tasks(self, split: str | None = None, *, offset: int = 0, limit: int = 100) -> ApiCall[TaskList]:
         """``GET /v1/tasks?split=&offset=&limit=``."""
         query: dict[str, str | int] = {"offset": offset, "limit": limit}
@@ -270,6 +287,7 @@ class Protocol:
         seed: int | None = None,
         split: str | None = None,
         env_kwargs: Mapping[str, Any] | None = None,
+        history: HistoryArg | None = None,
     ) -> ApiCall[GroupCreated]:
         """``POST /v1/groups``: ``group_size`` sessions reset to one identical initial state."""
         request = _build(
@@ -279,6 +297,7 @@ class Protocol:
             seed=seed,
             split=split,
             env_kwargs=dict(env_kwargs or {}),
+            history=_history(history),
         )
         return ApiCall("POST", "/v1/groups", _encode(request), _model(GroupCreated))
 

@@ -1,4 +1,8 @@
-"""The envhub contract: the env base class, text spaces, errors, records and env specs."""
+"""The envhub contract: the env base class, text spaces, errors, records and env specs.
+
+The HTTP wire models, which the server and the client both import, are in
+:mod:`envhub.core.wire`.
+"""
 
 from envhub.core.env import INFO_KEYS, AgentEnv, Outcome
 from envhub.core.errors import (

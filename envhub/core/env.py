@@ -69,11 +69,11 @@ class Outcome:
 class AgentEnv(gymnasium.Env[str, str]):
     """Base class of every envhub environment (see the module docstring for the contract).
 
-    Subclasses set ``family``, ``splits`` and ``default_split`` and implement the hooks.
+    Subclasses set ``splits`` and ``default_split`` and implement the hooks; everything else
+    envhub knows about an env (its family, prompt, projection) is on its catalogue entry.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012  (gymnasium declares it per instance)
-    family: ClassVar[str] = "base"
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
     default_split: ClassVar[str] = "train"
 

@@ -32,7 +32,8 @@ how to fix the problem::
     │   └── ProtocolError           the reply is not an envhub response  (PROTOCOL_ERROR)
     ├── PolicyError                 a policy backend failed for good     (502 POLICY_ERROR)
     │   └── PolicyUnavailableError  endpoint down/paused/timed out after retries (503 POLICY_UNAVAILABLE)
-    └── QueueError                  the group queue (Redis) failed        (503 QUEUE_UNAVAILABLE)
+    ├── QueueError                  the group queue (Redis) failed        (503 QUEUE_UNAVAILABLE)
+    └── JobNotFoundError            no rollout job with that id           (404 JOB_NOT_FOUND)
 
 Every code is a member of :class:`ErrorCode`; :func:`error_from_wire` turns a wire body back
 into the same class (the client's side of the mapping). Later layers (client, rollout) add
@@ -55,6 +56,7 @@ __all__ = [
     "ErrorCode",
     "ExecutionError",
     "InternalServerError",
+    "JobNotFoundError",
     "PayloadTooLargeError",
     "PolicyError",
     "PolicyUnavailableError",
@@ -113,6 +115,7 @@ class ErrorCode(StrEnum):
     POLICY_ERROR = "POLICY_ERROR"
     POLICY_UNAVAILABLE = "POLICY_UNAVAILABLE"
     QUEUE_UNAVAILABLE = "QUEUE_UNAVAILABLE"
+    JOB_NOT_FOUND = "JOB_NOT_FOUND"
 
 
 class EnvhubError(Exception):
@@ -514,6 +517,21 @@ class QueueError(EnvhubError):
 
     def __init__(self, message: str, **detail: Any) -> None:
         super().__init__(message, **detail)
+
+
+class JobNotFoundError(EnvhubError):
+    """The rollout service has no job with this id (never submitted, or from another service)."""
+
+    code = "JOB_NOT_FOUND"
+    status_code = 404
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(
+            f"No rollout job {job_id!r}. Submit one with POST /v1/rollouts and use the job_id it returns "
+            "(GET /v1/rollouts lists the jobs).",
+            job_id=job_id,
+        )
+        self.job_id = job_id
 
 
 def _error_classes() -> dict[str, type[EnvhubError]]:

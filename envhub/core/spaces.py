@@ -5,15 +5,22 @@ Gymnasium's :class:`~gymnasium.spaces.Text` only contains strings over a fixed c
 accept every ``str`` up to ``max_length`` characters. Sampling still draws from a finite,
 mixed charset (ASCII letters, punctuation, spaces and a few non-Latin characters) so random
 policies and ``check_env`` can exercise an env.
+
+Gymnasium's ``AsyncVectorEnv`` keeps observations in shared memory by default, which only
+works for fixed-size arrays; like Gymnasium's own variable-size spaces, :class:`UnicodeText`
+refuses it with a ``TypeError`` that names the fix (``vector_kwargs={"shared_memory": False}``).
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import string
-from typing import Any
+from types import ModuleType
+from typing import Any, NoReturn
 
 import numpy as np
 from gymnasium.spaces import Text
+from gymnasium.vector.utils import create_shared_memory
 
 __all__ = ["SAMPLE_CHARSET", "UnicodeText"]
 
@@ -49,3 +56,14 @@ class UnicodeText(Text):
 
     def __hash__(self) -> int:
         return hash((UnicodeText, self.min_length, self.max_length))
+
+
+@create_shared_memory.register(UnicodeText)
+def _refuse_shared_memory(space: UnicodeText, n: int = 1, ctx: ModuleType = mp) -> NoReturn:
+    # Gymnasium reads shared memory once, at construction, and relies on the result being a
+    # live view (a numpy array); strings cannot be one, so a text observation would be stale.
+    # This is how Gymnasium itself treats its variable-size spaces (Sequence, Graph).
+    raise TypeError(
+        f"{space} holds variable-length text, which AsyncVectorEnv cannot keep in shared memory. "
+        'Pass vector_kwargs={"shared_memory": False} to gymnasium.make_vec(..., vectorization_mode="async").'
+    )

@@ -1,5 +1,5 @@
 """Environment families (one subpackage each) and the catalogue that registers them."""
 
-from envhub.envs.registry import EnvListing, get_spec, list_envs, make, register_all
+from envhub.envs.registry import EnvListing, list_envs, make, register_all, resolve, resolve_all, specs
 
-__all__ = ["EnvListing", "get_spec", "list_envs", "make", "register_all"]
+__all__ = ["EnvListing", "list_envs", "make", "register_all", "resolve", "resolve_all", "specs"]

@@ -1,14 +1,41 @@
 """The catalogue of envhub environments: one :class:`EnvSpec` per registered id.
 
-Adding an env means adding one entry here (strings only; nothing is imported until the env
-is made). Keep entries sorted by family.
+Adding an env means adding one entry here (strings and plain data only; nothing is imported
+until the env is made); a new family is its folder under ``envhub/envs/`` plus its entry
+(``docs/adding-an-env.md``). Keep entries sorted by family.
+
+``advantage_defaults`` are the per-env values of verl-agent's run scripts
+(``examples/gigpo_trainer/run_*.sh`` and ``recipe/hgpo/run_*.sh``) that differ from the
+estimator class defaults:
+
+=========  ==============  ==============  ======================================
+env        GiGPO mode      HGPO mode / K   other
+=========  ==============  ==============  ======================================
+alfworld   mean_std_norm   mean_std_norm/2 invalid penalty 0.1
+webshop    mean_norm       mean_norm/2     invalid penalty 0.1
+search     mean_std_norm   mean_std_norm/4 similarity grouping 0.9, penalty 0.01
+=========  ==============  ==============  ======================================
+
+HGPO was not run on search QA in the reference; its row uses search's memory window (4)
+and GiGPO's search settings. GRPO keeps std normalisation everywhere
+(``norm_adv_by_std_in_grpo`` defaults to true). Families without a reference run (tau,
+timeseries) use the class defaults.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from envhub.core.registry import EnvSpec
 
 __all__ = ["CATALOG"]
+
+# Shared by the two entries of one family (text and HTML WebShop), so they cannot drift.
+_WEBSHOP_ADVANTAGES: Mapping[str, Mapping[str, Any]] = {
+    "gigpo": {"mode": "mean_norm"},
+    "hgpo": {"mode": "mean_norm", "history_length": 2},
+}
 
 CATALOG: tuple[EnvSpec, ...] = (
     EnvSpec(
@@ -21,12 +48,22 @@ CATALOG: tuple[EnvSpec, ...] = (
         data_status="envhub.envs.alfworld.data:data_status",
         demo_policy="envhub.envs.alfworld.policy:WalkthroughPolicy",
         demo_episodes=12,  # ~0.4 s per cold reset on the real engine
+        projection="alfworld",
+        prompt="envhub.envs.alfworld.prompt",
+        render_preset="envhub.render:RenderConfig.alfworld",
+        advantage_defaults={
+            "gigpo": {"mode": "mean_std_norm"},
+            "hgpo": {"mode": "mean_std_norm", "history_length": 2},
+        },
     ),
     EnvSpec(
         # Not an env of its own: any env an `envhub serve` runs, reached over HTTP. The server
         # applies the served env's step limit, so no TimeLimit here.
         id="envhub/Remote-v0",
         entry_point="envhub.client:RemoteEnv",
+        # make_vec("envhub/Remote-v0", num_envs=N, base_url=...) holds N sessions of one server
+        # and steps them with one batch request, instead of N separate RemoteEnvs.
+        vector_entry_point="envhub.client:RemoteVectorEnv",
         family="remote",
         description="Any envhub env served by `envhub serve`, over HTTP (pass base_url=...).",
         splits=(),
@@ -42,6 +79,19 @@ CATALOG: tuple[EnvSpec, ...] = (
         data_status="envhub.envs.search.data:data_status",
         demo_policy="envhub.envs.search.policy:ScriptedSearchPolicy",
         baseline_policy="envhub.envs.search.policy:FirstTitlePolicy",
+        projection="search",
+        prompt="envhub.envs.search.prompt",
+        render_preset="envhub.render:RenderConfig.search",
+        advantage_defaults={
+            "grpo": {"invalid_penalty": 0.01},
+            "gigpo": {
+                "mode": "mean_std_norm",
+                "enable_similarity": True,
+                "similarity_thresh": 0.9,
+                "invalid_penalty": 0.01,
+            },
+            "hgpo": {"mode": "mean_std_norm", "history_length": 4, "invalid_penalty": 0.01},
+        },
     ),
     EnvSpec(
         id="envhub/TauAirline-v0",
@@ -52,6 +102,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         max_episode_steps=30,
         data_status="envhub.envs.tau.data:data_status",
         demo_policy="envhub.envs.tau.policy:GoldPolicy",
+        projection="tool_call",  # tau's system prompt is the policy (envhub.envs.tau.prompt)
     ),
     EnvSpec(
         id="envhub/TauRetail-v0",
@@ -62,6 +113,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         max_episode_steps=30,
         data_status="envhub.envs.tau.data:data_status",
         demo_policy="envhub.envs.tau.policy:GoldPolicy",
+        projection="tool_call",  # tau's system prompt is the policy (envhub.envs.tau.prompt)
     ),
     EnvSpec(
         id="envhub/TimeSeries-v0",
@@ -73,6 +125,8 @@ CATALOG: tuple[EnvSpec, ...] = (
         data_status="envhub.envs.timeseries.data:data_status",
         demo_policy="envhub.envs.timeseries.policy:HeuristicPolicy",
         baseline_policy="envhub.envs.timeseries.policy:RandomToolPolicy",
+        projection="think_action",
+        prompt="envhub.envs.timeseries.prompt",
     ),
     EnvSpec(
         id="envhub/TimeSeriesUCR-v0",
@@ -82,6 +136,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         splits=("train", "test"),
         max_episode_steps=8,
         data_status="envhub.envs.timeseries.data:ucr_data_status",
+        projection="think_action",
     ),
     EnvSpec(
         id="envhub/WebShop-v0",
@@ -92,6 +147,9 @@ CATALOG: tuple[EnvSpec, ...] = (
         max_episode_steps=15,
         data_status="envhub.envs.webshop.data:data_status",
         demo_policy="envhub.envs.webshop.policy:ScriptedShopper",
+        projection="webshop",
+        prompt="envhub.envs.webshop.prompt",
+        advantage_defaults=_WEBSHOP_ADVANTAGES,
     ),
     EnvSpec(
         id="envhub/WebShopHTML-v0",
@@ -103,5 +161,8 @@ CATALOG: tuple[EnvSpec, ...] = (
         data_status="envhub.envs.webshop.data:browser_data_status",
         demo_policy="envhub.envs.webshop.policy:ScriptedShopper",
         demo_episodes=4,  # ~0.2 s a step in a real browser
+        projection="webshop",
+        prompt="envhub.envs.webshop.prompt",
+        advantage_defaults=_WEBSHOP_ADVANTAGES,
     ),
 )

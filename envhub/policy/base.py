@@ -44,12 +44,15 @@ class Prompt:
     ``messages`` are OpenAI-style chat messages; a message's ``content`` may be a list of parts
     with ``{"type": "image_url", ...}`` for the AgentOCR history image. ``token_ids``, when
     given, is the already-rendered prompt (trajectory mode renders it to check the prefix); the
-    backend then sends those ids and does not render ``messages`` again.
+    backend then sends those ids and does not render ``messages`` again. ``metadata`` is for
+    backends that are not models (the scripted backend reads the raw observation, ``info`` and
+    the member id from it); model backends ignore it.
     """
 
     messages: list[dict[str, Any]]
     token_ids: list[int] | None = None
     request_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

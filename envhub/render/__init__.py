@@ -9,6 +9,7 @@
 * :func:`compress_image` / :func:`compressed_size` — the agent's self-compression.
 * :func:`compression_scores` / :class:`CompressionReward` — the compression-aware reward.
 * :func:`vision_tokens` / :func:`estimate_text_tokens` — image vs text token accounting.
+* :func:`render_preset` — an env's look and line style, from its catalogue entry.
 
 Reference semantics: ``shared/reference/algorithms.md`` §5 (AgentOCR, arXiv 2601.04786).
 """
@@ -18,6 +19,7 @@ from envhub.render._compression import MIN_SIDE, clean_factor, compress_image, c
 from envhub.render._config import Highlight, RenderConfig
 from envhub.render._layout import FontMetrics, font_path, load_font, sanitize_text, split_segments, wrap_text
 from envhub.render._optical import OpticalHistory
+from envhub.render._preset import RenderPreset, render_preset
 from envhub.render._renderer import HistoryRenderer, RenderedHistory
 from envhub.render._reward import CompressionReward, compression_scores
 from envhub.render._tokens import estimate_text_tokens, qwen_vl_resize, vision_tokens
@@ -32,6 +34,7 @@ __all__ = [
     "HistoryRenderer",
     "OpticalHistory",
     "RenderConfig",
+    "RenderPreset",
     "RenderedHistory",
     "SegmentCache",
     "TileStore",
@@ -44,6 +47,7 @@ __all__ = [
     "font_path",
     "load_font",
     "qwen_vl_resize",
+    "render_preset",
     "sanitize_text",
     "segment_key",
     "split_segments",

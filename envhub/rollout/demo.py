@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from envhub.core.errors import UnknownEnvError
 from envhub.core.records import Group, StepBatch
 from envhub.core.registry import EnvSpec, load_entry_point
-from envhub.envs.catalog import CATALOG
-from envhub.envs.registry import make
+from envhub.envs.registry import make, resolve_all, specs
 from envhub.rollout.episode import run_group
 
 __all__ = ["DemoRow", "demo_env", "run_demo"]
@@ -76,11 +75,15 @@ def _selected(env_ids: list[str] | None) -> list[EnvSpec]:
         UnknownEnvError: a name matches no catalogue entry.
     """
     if not env_ids:
-        return list(CATALOG)
+        return list(specs())
+    catalogue = {s.id for s in specs()}
+    chosen: set[str] = set()
     for name in env_ids:
-        if not any(name in (s.id, s.id.removeprefix("envhub/"), s.family) for s in CATALOG):
-            raise UnknownEnvError(name, [s.id for s in CATALOG])
-    return [s for s in CATALOG if {s.id, s.id.removeprefix("envhub/"), s.family} & set(env_ids)]
+        named = {spec.id for spec in resolve_all(name)} & catalogue
+        if not named:  # a module:Class has no built-in policy: the demo has nothing to play
+            raise UnknownEnvError(name, sorted(catalogue))
+        chosen |= named
+    return [s for s in specs() if s.id in chosen]
 
 
 def run_demo(*, episodes: int = 20, group_size: int = 2, env_ids: list[str] | None = None) -> list[DemoRow]:

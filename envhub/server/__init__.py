@@ -2,7 +2,7 @@
 
 ``create_app(settings)`` builds the FastAPI app; ``envhub serve <env-id>`` runs it with
 uvicorn. The wire models (the contract with :mod:`envhub.client`) live in
-:mod:`envhub.server.models`; importing them does not import FastAPI.
+:mod:`envhub.core.wire`; importing them does not import FastAPI.
 """
 
 from __future__ import annotations

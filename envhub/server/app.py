@@ -12,12 +12,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import envhub
-from envhub.core.errors import PayloadTooLargeError, UnknownEnvError
-from envhub.server.errors import install_error_handler
+from envhub.core.errors import PayloadTooLargeError
+from envhub.server.body import header_value, read_body
+from envhub.server.errors import error_response, install_error_handler
 from envhub.server.fastpath import HotPath
 from envhub.server.metrics import ServerMetrics
 from envhub.server.openenv import router as openenv_router
@@ -35,17 +35,9 @@ def check_env_id(env_id: str) -> None:
     Raises:
         UnknownEnvError: neither a catalogue id/family nor an importable ``module:Class``.
     """
-    from envhub.core.registry import load_entry_point
-    from envhub.envs.catalog import CATALOG
-    from envhub.envs.registry import get_spec
+    from envhub.envs.registry import resolve
 
-    if ":" in env_id and "/" not in env_id.partition(":")[0]:
-        try:
-            load_entry_point(env_id)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise UnknownEnvError(env_id, [s.id for s in CATALOG]) from exc
-        return
-    get_spec(env_id)
+    resolve(env_id)
 
 
 class BodyLimit:
@@ -63,29 +55,19 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        length = None
-        for name, value in scope["headers"]:
-            if name == b"content-length":
-                length = int(value) if value.isdigit() else None
-                break
-        else:
-            if scope["method"] in ("GET", "HEAD", "DELETE", "OPTIONS"):
-                await self.app(scope, receive, send)
-                return
-        if length is not None:
-            if length > self.limit:
-                await self._refuse(scope, receive, send, length)
-                return
+        declared = header_value(scope, b"content-length")
+        if declared is None and scope["method"] in ("GET", "HEAD", "DELETE", "OPTIONS"):
             await self.app(scope, receive, send)
             return
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.limit:
-                await self._refuse(scope, receive, send, None)
-                return
+        if declared is not None and declared.isdigit() and int(declared) <= self.limit:
+            await self.app(scope, receive, send)  # the app reads a body of a length it was told
+            return
+        try:
+            body = await read_body(scope, receive, self.limit)
+        except PayloadTooLargeError as error:
+            app = scope.get("app")
+            await error_response(error, getattr(app, "state", None))(scope, receive, send)
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -96,14 +78,6 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: int | None) -> None:
-        error = PayloadTooLargeError(size=size, limit=self.limit)
-        app = scope.get("app")
-        metrics = getattr(getattr(app, "state", None), "metrics", None)
-        if metrics is not None:
-            metrics.count_error(error.code)
-        await JSONResponse(error.to_dict(), status_code=413)(scope, receive, send)
 
 
 class EnvServerApp(FastAPI):

@@ -14,6 +14,7 @@ from envhub.server.settings import ServerSettings
 __all__ = [
     "ManagerDep",
     "SettingsDep",
+    "authorize",
     "get_manager",
     "get_settings",
     "require_token",
@@ -51,15 +52,27 @@ def token_ok(settings: ServerSettings, authorization: str | None, query_token: s
     return hmac.compare_digest(given.encode(), expected)
 
 
+def authorize(settings: ServerSettings, authorization: str | None) -> None:
+    """The token check of every protected request, on both request paths.
+
+    Args:
+        settings: the server's settings (no token set: every request passes).
+        authorization: the request's ``Authorization`` header.
+
+    Raises:
+        UnauthorizedError: the token is missing or wrong.
+    """
+    if settings.token is not None and not token_ok(settings, authorization):
+        raise UnauthorizedError()
+
+
 async def require_token(request: Request) -> None:
     """Router-level dependency: 401 ``UNAUTHORIZED`` without the right bearer token.
 
     Raises:
         UnauthorizedError: the token is missing or wrong.
     """
-    settings: ServerSettings = request.app.state.settings
-    if settings.token is not None and not token_ok(settings, request.headers.get("authorization")):
-        raise UnauthorizedError()
+    authorize(request.app.state.settings, request.headers.get("authorization"))
 
 
 def websocket_token_ok(websocket: WebSocket) -> bool:

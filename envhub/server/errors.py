@@ -3,17 +3,23 @@
 Domain errors (``EnvhubError``) keep their code and status; FastAPI's validation errors become
 ``VALIDATION_ERROR`` (422) with pydantic's detail; unknown routes become ``NOT_FOUND`` /
 ``METHOD_NOT_ALLOWED``; anything else is ``INTERNAL_ERROR`` (500) and is logged.
+
+:func:`error_response` is the one HTTP form of an error (body, status, ``Retry-After`` and
+``WWW-Authenticate`` headers, the error metric); the FastAPI handler, the body-limit
+middleware and the hot path (:mod:`envhub.server.fastpath`) all answer through it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError as FastAPIValidationError
-from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 
 from envhub.core.errors import (
     CapacityReachedError,
@@ -24,7 +30,7 @@ from envhub.core.errors import (
     UnauthorizedError,
 )
 
-__all__ = ["as_envhub_error", "handle_error", "install_error_handler"]
+__all__ = ["as_envhub_error", "error_response", "handle_error", "install_error_handler"]
 
 _log = logging.getLogger("envhub.server")
 
@@ -47,10 +53,17 @@ def as_envhub_error(exc: Exception, *, path: str = "", method: str = "") -> Envh
     return InternalServerError(type(exc).__name__, str(exc))
 
 
-async def handle_error(request: Request, exc: Exception) -> JSONResponse:
-    """The exception handler registered for every exception type."""
-    error = as_envhub_error(exc, path=request.url.path, method=request.method)
-    metrics = getattr(request.app.state, "metrics", None)
+def error_response(error: EnvhubError, state: Any) -> Response:
+    """The HTTP answer for ``error``, counted in the app's error metric.
+
+    Args:
+        error: what went wrong.
+        state: the app's ``state`` (its ``metrics``, once the lifespan made them, count the code).
+
+    Returns:
+        A JSON response (also an ASGI app: ``await response(scope, receive, send)``).
+    """
+    metrics = getattr(state, "metrics", None)
     if metrics is not None:
         metrics.count_error(str(error.code))
     headers = {}
@@ -58,7 +71,15 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
         headers["Retry-After"] = str(error.retry_after_s)
     if isinstance(error, UnauthorizedError):
         headers["WWW-Authenticate"] = "Bearer"
-    return JSONResponse(error.to_dict(), status_code=error.status_code, headers=headers)
+    # default=str: a detail value JSON cannot hold must not turn an error into a crash.
+    body = json.dumps(error.to_dict(), default=str, ensure_ascii=False, separators=(",", ":"))
+    return Response(body, status_code=error.status_code, headers=headers, media_type="application/json")
+
+
+async def handle_error(request: Request, exc: Exception) -> Response:
+    """The exception handler registered for every exception type."""
+    error = as_envhub_error(exc, path=request.url.path, method=request.method)
+    return error_response(error, request.app.state)
 
 
 def install_error_handler(app: FastAPI) -> None:

@@ -5,8 +5,12 @@ sees them, because FastAPI's per-request machinery (middlewares, routing through
 routers, dependency solving) costs several times more CPU than the step itself. Measured on
 the 2-core machine: about 400 µs of server CPU per REST step through FastAPI, about 100 µs
 here (of which the middleware stack alone was 30 µs, hence the check before it).
-The semantics are the FastAPI routes' exactly: the same pydantic models validate the body,
-the same token check, the same :class:`SessionManager` calls, the same error bodies. The
+The semantics are the FastAPI routes' exactly, and shared with them rather than restated:
+the same pydantic models validate the body, the same token check
+(:func:`envhub.server.deps.authorize`), the same body limit
+(:func:`envhub.server.body.read_body`), the same :class:`SessionManager` calls and the same
+error response (:func:`envhub.server.errors.error_response`). The route tests run on both
+paths. The
 routes stay declared in FastAPI for ``/openapi.json`` and ``/docs``, and every request this
 layer does not recognise goes to FastAPI untouched.
 """
@@ -19,16 +23,11 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from starlette.types import Receive, Scope, Send
 
-from envhub.core.errors import (
-    CapacityReachedError,
-    EnvhubError,
-    PayloadTooLargeError,
-    RequestValidationError,
-    UnauthorizedError,
-)
-from envhub.server.deps import token_ok
-from envhub.server.errors import as_envhub_error
-from envhub.server.models import MAX_BATCH_ITEMS, BatchStepItem, StepRequest
+from envhub.core.errors import RequestValidationError
+from envhub.core.wire import MAX_BATCH_ITEMS, BatchStepItem, StepRequest
+from envhub.server.body import header_value, read_body
+from envhub.server.deps import authorize
+from envhub.server.errors import as_envhub_error, error_response
 from envhub.server.routes.batch import render_slots
 
 __all__ = ["HotPath"]
@@ -74,11 +73,8 @@ class HotPath:
     async def _answer(self, scope: Scope, receive: Receive, send: Send, sid: str | None) -> None:
         state = self.app.state
         try:
-            if state.settings.token is not None and not token_ok(
-                state.settings, _header(scope, b"authorization")
-            ):
-                raise UnauthorizedError()
-            body = await _read_body(scope, receive, self.limit)
+            authorize(state.settings, header_value(scope, b"authorization"))
+            body = await read_body(scope, receive, self.limit)
             manager = state.manager
             if sid is not None:
                 request = _validate(StepRequest.model_validate_json, body)
@@ -91,33 +87,10 @@ class HotPath:
                     )
                 payload = render_slots(await manager.batch_step(items))
         except Exception as exc:  # every failure leaves as {code, message, detail}, as in FastAPI
-            await _send_error(send, as_envhub_error(exc, path=scope["path"], method="POST"), state)
+            error = as_envhub_error(exc, path=scope["path"], method="POST")
+            await error_response(error, state)(scope, receive, send)
             return
         await _send_json(send, 200, payload, _JSON_HEADERS)
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value).decode("latin-1")
-    return None
-
-
-async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
-    declared = _header(scope, b"content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLargeError(size=int(declared), limit=limit)
-    chunks = []
-    size, more = 0, True
-    while more:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLargeError(size=None, limit=limit)
-        chunks.append(chunk)
-        more = message.get("more_body", False)
-    return b"".join(chunks)
 
 
 def _validate(parse: Any, body: bytes) -> Any:
@@ -127,18 +100,6 @@ def _validate(parse: Any, body: bytes) -> Any:
         # Same error locations FastAPI reports: the body's fields under "body".
         errors = [{**e, "loc": ["body", *e["loc"]]} for e in exc.errors(include_url=False)]
         raise RequestValidationError(json.loads(json.dumps(errors, default=str))) from exc
-
-
-async def _send_error(send: Send, error: EnvhubError, state: Any) -> None:
-    metrics = getattr(state, "metrics", None)
-    if metrics is not None:
-        metrics.count_error(str(error.code))
-    headers = list(_JSON_HEADERS)
-    if isinstance(error, CapacityReachedError):
-        headers.append((b"retry-after", str(error.retry_after_s).encode()))
-    if isinstance(error, UnauthorizedError):
-        headers.append((b"www-authenticate", b"Bearer"))
-    await _send_json(send, error.status_code, json.dumps(error.to_dict(), default=str).encode(), headers)
 
 
 async def _send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:

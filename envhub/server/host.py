@@ -1,7 +1,8 @@
 """What runs inside one worker process: many env sessions behind one pipe.
 
 The server sends a worker one message per request (or one per batch), each a list of
-operations; the worker runs them in order and answers with one list of results. Running in
+operations (the typed messages of :mod:`envhub.server.messages`); the worker runs them in
+order and answers with one list of results. Running in
 order is what serializes a session's steps, and answering a whole batch in one message is
 what makes ``/v1/batch/step`` cheap. Results that go straight to a client are rendered to
 JSON bytes here, in the worker, so the server process only concatenates bytes.
@@ -33,11 +34,27 @@ from envhub.core.errors import (
     ResetNeededError,
     SessionNotFoundError,
 )
+from envhub.core.wire import HistoryOptions
+from envhub.server.history import HistoryRuntime, SessionHistory
+from envhub.server.messages import (
+    Answer,
+    CloseOp,
+    CreateOp,
+    Hello,
+    HistoryPngOp,
+    Op,
+    OpResult,
+    PingOp,
+    Progress,
+    RenderStatsOp,
+    ResetOp,
+    StateOp,
+    StepOp,
+    TasksOp,
+    from_wire,
+)
 
-__all__ = ["EnvHost", "OpResult", "serve_worker"]
-
-#: ``(ok, payload)``: JSON bytes (or a small value) when ok, else an error dict.
-OpResult = tuple[bool, Any]
+__all__ = ["EnvHost", "serve_worker"]
 
 #: Idempotency results kept per session (older request ids are forgotten first). A retry
 #: repeats one of the last few requests, and 2,000 sessions x 16 answers stays small.
@@ -50,8 +67,9 @@ _ANSWER_EVERY_S = 0.002
 #: the server's step-timeout watchdog measures a step from the worker's last sign of progress.
 _PROGRESS_EVERY_S = 0.25
 
-#: Operations whose first argument is a session id.
-_SESSION_OPS = frozenset({"create", "reset", "step", "state", "close"})
+#: Answers kept per session with server-side history: each holds an image (tens of KB inline),
+#: and a retry repeats the last request or the one before it.
+_HISTORY_REQUEST_MEMORY = 2
 
 
 def _jsonable(value: Any) -> Any:
@@ -83,12 +101,13 @@ class _Session:
     step_count: int = 0
     done: bool = False
     last_observation: str | None = None
+    history: SessionHistory | None = None
     answered: OrderedDict[str, OpResult] = field(default_factory=OrderedDict)
 
     def remember(self, request_id: str | None, result: OpResult) -> OpResult:
         if request_id is not None:
             self.answered[request_id] = result
-            if len(self.answered) > _REQUEST_MEMORY:
+            if len(self.answered) > (_REQUEST_MEMORY if self.history is None else _HISTORY_REQUEST_MEMORY):
                 self.answered.popitem(last=False)
         return result
 
@@ -118,17 +137,20 @@ class EnvHost:
         self._env_id = env_id
         self._sessions: dict[str, _Session] = {}
         self._scratch: Any = None
-        self._ops: dict[str, Callable[..., OpResult]] = {
-            "create": self._create,
-            "reset": self._reset,
-            "step": self._step,
-            "state": self._state,
-            "close": self._close,
-            "tasks": self._tasks,
-            "ping": self._ping,
+        self.history_runtime = HistoryRuntime()
+        self._ops: dict[type, Callable[[Any], OpResult]] = {
+            CreateOp: self._create,
+            ResetOp: self._reset,
+            StepOp: self._step,
+            StateOp: self._state,
+            CloseOp: lambda op: self._close(op.session_id),
+            TasksOp: self._tasks,
+            PingOp: self._ping,
+            HistoryPngOp: lambda op: self._history_png(op.session_id),
+            RenderStatsOp: lambda op: self._render_stats(),
         }
 
-    def run(self, ops: list[tuple[Any, ...]], progress: Callable[[], None] | None = None) -> list[OpResult]:
+    def run(self, ops: list[Op], progress: Callable[[], None] | None = None) -> list[OpResult]:
         """Run ``ops`` in order; each answers for itself.
 
         Args:
@@ -141,9 +163,9 @@ class EnvHost:
         results: list[OpResult] = []
         for op in ops:
             try:
-                results.append(self._ops[op[0]](*op[1:]))
+                results.append(self._ops[type(op)](op))
             except Exception as exc:  # the env's bug becomes this item's EXECUTION_ERROR
-                results.append((False, _error(exc, op[1] if op[0] in _SESSION_OPS else None)))
+                results.append((False, _error(exc, getattr(op, "session_id", None))))
             if progress is not None:
                 progress()
         return results
@@ -160,10 +182,11 @@ class EnvHost:
             raise SessionNotFoundError(sid)
         return session
 
-    def _ping(self) -> OpResult:
-        return True, os.getpid()
+    def _ping(self, op: PingOp) -> OpResult:
+        return (True, os.getpid())
 
-    def _create(self, sid: str, env_kwargs: dict[str, Any]) -> OpResult:
+    def _create(self, op: CreateOp) -> OpResult:
+        sid, env_kwargs, history = op.session_id, op.env_kwargs, op.history
         try:
             env = self._make_env(**env_kwargs)
         except TypeError as exc:
@@ -173,36 +196,33 @@ class EnvHost:
                 "GET /metadata shows the env's documented arguments.",
                 env_kwargs=sorted(env_kwargs),
             ) from exc
-        self._sessions[sid] = _Session(env=env)
-        return True, None
+        session = _Session(env=env)
+        if history is not None:
+            session.history = self.history_runtime.open(HistoryOptions.model_validate(history))
+        self._sessions[sid] = session
+        return (True, None)
 
     def _close(self, sid: str) -> OpResult:
         session = self._sessions.pop(sid, None)
         if session is not None:
+            if session.history is not None:
+                session.history.close()
             try:
                 session.env.close()
             except Exception as exc:  # closing must always free the slot
-                return False, _error(exc, sid)
-        return True, None
+                return (False, _error(exc, sid))
+        return (True, None)
 
-    def _reset(
-        self,
-        sid: str,
-        seed: int | None,
-        task_id: str | None,
-        options: dict[str, Any],
-        request_id: str | None,
-        style: str,
-        extra: dict[str, Any],
-    ) -> OpResult:
+    def _reset(self, op: ResetOp) -> OpResult:
+        sid, request_id, extra = op.session_id, op.request_id, op.extra
         session = self._get(sid)
         if request_id is not None and request_id in session.answered:
             return session.answered[request_id]
-        options = dict(options)
-        if task_id is not None:
-            options["task_id"] = task_id
+        options = dict(op.options)
+        if op.task_id is not None:
+            options["task_id"] = op.task_id
         try:
-            observation, info = session.env.reset(seed=seed, options=options or None)
+            observation, info = session.env.reset(seed=op.seed, options=options or None)
         except Exception as exc:
             return session.remember(request_id, (False, _error(exc, sid)))
         observation = str(observation)
@@ -210,8 +230,10 @@ class EnvHost:
         session.task_id = info.get("task_id") if isinstance(info, dict) else None
         session.episode_id = extra.get("episode_id")
         session.last_observation = observation
+        if session.history is not None:
+            session.history.reset()
         body: dict[str, Any]
-        if style == "openenv":
+        if op.style == "openenv":
             body = {
                 "observation": {
                     "text": observation,
@@ -232,14 +254,19 @@ class EnvHost:
             }
         return session.remember(request_id, (True, _dumps(body)))
 
-    def _step(
-        self, sid: str, action: str, request_id: str | None, style: str, extra: dict[str, Any]
-    ) -> OpResult:
+    def _step(self, op: StepOp) -> OpResult:
+        sid, request_id, extra = op.session_id, op.request_id, op.extra
         session = self._get(sid)
         if request_id is not None and request_id in session.answered:
             return session.answered[request_id]
         if not session.reset_done:
-            return False, ResetNeededError(self._env_id).to_dict()
+            return (False, ResetNeededError(self._env_id).to_dict())
+        action = op.action
+        history = session.history
+        seen = session.last_observation or ""
+        factor, tag_valid = 1.0, None
+        if history is not None:
+            action, factor, tag_valid = history.env_action(action)
         try:
             observation, reward, terminated, truncated, info = session.env.step(action)
         except Exception as exc:
@@ -249,7 +276,20 @@ class EnvHost:
         session.step_count += 1
         session.done = terminated or truncated
         session.last_observation = observation
-        if style == "openenv":
+        frame = None
+        if history is not None:
+            won = bool(info.get("won", False)) if isinstance(info, dict) else False
+            frame = history.after_step(
+                session_id=sid,
+                observation=seen,
+                action=action,
+                factor=factor,
+                tag_valid=tag_valid,
+                reward=reward,
+                done=session.done,
+                won=won,
+            )
+        if op.style == "openenv":
             body: dict[str, Any] = {
                 "observation": {
                     "text": observation,
@@ -273,11 +313,14 @@ class EnvHost:
                 "step_count": session.step_count,
                 "expires_at": extra["expires_at"],
             }
+            if frame is not None:  # sessions without history carry no history field at all
+                body["history"] = frame
         return session.remember(request_id, (True, _dumps(body)))
 
-    def _state(self, sid: str, style: str, extra: dict[str, Any]) -> OpResult:
+    def _state(self, op: StateOp) -> OpResult:
+        sid, extra = op.session_id, op.extra
         session = self._get(sid)
-        if style == "openenv":
+        if op.style == "openenv":
             body = {
                 "episode_id": session.episode_id,
                 "step_count": session.step_count,
@@ -296,9 +339,23 @@ class EnvHost:
                 "created_at": extra["created_at"],
                 "expires_at": extra["expires_at"],
             }
-        return True, _dumps(body)
+        return (True, _dumps(body))
 
-    def _tasks(self, split: str | None, offset: int, limit: int) -> OpResult:
+    def _history_png(self, sid: str) -> OpResult:
+        session = self._get(sid)
+        if session.history is None:
+            raise ConfigurationError(
+                f"Session {sid!r} was created without history; create it with "
+                '{"history": {"style": "ocr", "window": 50, "preset": "alfworld"}} to get history images.',
+                session_id=sid,
+            )
+        return (True, (session.history.png(), len(session.history.optical.memory)))
+
+    def _render_stats(self) -> OpResult:
+        return (True, self.history_runtime.counters)
+
+    def _tasks(self, op: TasksOp) -> OpResult:
+        split, offset, limit = op.split, op.offset, op.limit
         if self._scratch is None:
             self._scratch = self._make_env()
         env = self._scratch.unwrapped
@@ -316,16 +373,18 @@ class EnvHost:
             "total": len(ids),
             "task_ids": ids[offset : offset + limit],
         }
-        return True, _dumps(body)
+        return (True, _dumps(body))
 
 
 def serve_worker(sock: socket.socket, env_id: str) -> None:
     """Entry point of a worker process: answer messages on ``sock`` until it closes.
 
-    A frame is a pickled list of ``(message_id, ops)`` (the server coalesces the calls of one
-    event-loop turn); the answer is the list of ``(message_id, results)``. The
-    first message the worker sends is ``("hello", pid)``, once its imports are done, which is
-    what ``/ready`` waits for.
+    A frame is a pickled list of :class:`~envhub.server.messages.Call` (the server coalesces
+    the calls of one event-loop turn); the answer is a list of
+    :class:`~envhub.server.messages.Answer`. The first message the worker sends is
+    :class:`~envhub.server.messages.Hello`, once its imports are done, which is what
+    ``/ready`` waits for; :class:`~envhub.server.messages.Progress` beats keep a long call
+    from looking stuck.
 
     Args:
         sock: this worker's end of the socket pair (framed as multiprocessing connections).
@@ -335,8 +394,8 @@ def serve_worker(sock: socket.socket, env_id: str) -> None:
 
     conn = Connection(sock.detach())
     host = EnvHost(lambda **kwargs: make(env_id, **kwargs), env_id)
-    conn.send_bytes(pickle.dumps(("hello", os.getpid()), protocol=pickle.HIGHEST_PROTOCOL))
-    progress_frame = pickle.dumps(("progress",), protocol=pickle.HIGHEST_PROTOCOL)
+    conn.send_bytes(pickle.dumps(Hello(os.getpid()), protocol=pickle.HIGHEST_PROTOCOL))
+    progress_frame = pickle.dumps(Progress(), protocol=pickle.HIGHEST_PROTOCOL)
     reported_at = time.perf_counter()
 
     def report_progress() -> None:
@@ -353,10 +412,11 @@ def serve_worker(sock: socket.socket, env_id: str) -> None:
                 raw = conn.recv_bytes()
             except (EOFError, OSError):
                 break  # the server went away: nothing left to answer
-            answers: list[tuple[int, list[OpResult]]] = []
+            answers: list[Answer] = []
             sent_at = reported_at = time.perf_counter()
-            for message_id, ops in pickle.loads(raw):
-                answers.append((message_id, host.run(ops, report_progress)))
+            for call in pickle.loads(raw):
+                ops = [from_wire(op) for op in call.ops]
+                answers.append(Answer(call.message_id, host.run(ops, report_progress)))
                 # Slow envs: answer what is done every few ms rather than at the end of the frame.
                 if time.perf_counter() - sent_at > _ANSWER_EVERY_S:
                     conn.send_bytes(pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL))

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from envhub.server.history import RenderStatsCollector
+
 __all__ = ["ServerMetrics"]
 
 # Step latency buckets (seconds): text envs answer in well under a millisecond, real ones
@@ -67,6 +69,9 @@ class ServerMetrics:
         self._steps = {True: steps.labels(env_id, "ok"), False: steps.labels(env_id, "error")}
         self._resets = {True: resets.labels(env_id, "ok"), False: resets.labels(env_id, "error")}
         self._latency = latency.labels(env_id)
+        #: AgentOCR render counters summed over the workers; /metrics refreshes it before rendering.
+        self.history = RenderStatsCollector(env_id)
+        r.register(self.history)
 
     def observe_step(self, ok: bool, seconds: float) -> None:
         """Count one step and record its latency."""

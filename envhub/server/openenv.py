@@ -27,8 +27,7 @@ from pydantic import ValidationError
 
 import envhub
 from envhub.core.errors import CapacityReachedError, EnvhubError, RequestValidationError, error_from_wire
-from envhub.server.deps import ManagerDep, require_token, websocket_token_ok
-from envhub.server.models import (
+from envhub.core.wire import (
     OpenEnvAction,
     OpenEnvMetadata,
     OpenEnvObservation,
@@ -38,6 +37,8 @@ from envhub.server.models import (
     OpenEnvStepRequest,
     OpenEnvStepResponse,
 )
+from envhub.server.deps import ManagerDep, require_token, websocket_token_ok
+from envhub.server.messages import ResetOp, StepOp
 from envhub.server.routes._responses import AUTH_ERRORS, SESSION_ERRORS, json_bytes
 from envhub.server.sessions import SessionManager
 
@@ -109,7 +110,7 @@ async def reset(
             )
         )
     extra["expires_at"] = 0.0
-    (result,) = await manager.oneshot([("reset", "@", seed, task_id, options, None, "openenv", extra)])
+    (result,) = await manager.oneshot([ResetOp("@", seed, task_id, options, None, "openenv", extra)])
     return json_bytes(_unwrap(result))
 
 
@@ -132,8 +133,8 @@ async def step(body: OpenEnvStepRequest, manager: ManagerDep, x_session_id: Sess
     extra = {"expires_at": 0.0}
     _reset_result, result = await manager.oneshot(
         [
-            ("reset", "@", None, None, {}, None, "openenv", extra),
-            ("step", "@", action, None, "openenv", extra),
+            ResetOp("@", None, None, {}, None, "openenv", extra),
+            StepOp("@", action, None, "openenv", extra),
         ]
     )
     _unwrap(_reset_result)
@@ -173,11 +174,11 @@ async def metadata(request: Request) -> OpenEnvMetadata:
 @cache
 def _metadata(env_id: str) -> OpenEnvMetadata:
     from envhub.core.registry import load_entry_point
-    from envhub.envs.registry import get_spec
+    from envhub.envs.registry import resolve
 
     description, entry_point = f"envhub environment {env_id}", env_id
     with contextlib.suppress(EnvhubError):
-        spec = get_spec(env_id)
+        spec = resolve(env_id)
         description, entry_point = spec.description, spec.entry_point
     readme = None
     with contextlib.suppress(Exception):  # metadata must answer even if the env cannot import here

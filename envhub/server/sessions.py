@@ -32,9 +32,23 @@ from envhub.core.errors import (
     StepTimeoutError,
     error_from_wire,
 )
-from envhub.server.host import OpResult
+from envhub.core.wire import BatchResetItem, BatchStepItem, HistoryOptions
+from envhub.server.history import RenderCounters
+from envhub.server.messages import (
+    CloseOp,
+    CreateOp,
+    HistoryPngOp,
+    Op,
+    OpResult,
+    RenderStatsOp,
+    ResetOp,
+    SessionOp,
+    StateOp,
+    StepOp,
+    Style,
+    TasksOp,
+)
 from envhub.server.metrics import ServerMetrics
-from envhub.server.models import BatchResetItem, BatchStepItem
 from envhub.server.workers import WorkerDied, WorkerPool, WorkerSlot, WorkerTimedOut
 
 __all__ = ["SessionManager", "SessionRecord", "new_session_id"]
@@ -174,7 +188,7 @@ class SessionManager:
     async def _close_quietly(self, record: SessionRecord) -> None:
         # A dead worker took the env with it: nothing left to close.
         with contextlib.suppress(WorkerDied, WorkerTimedOut):
-            await self.pool.call(record.slot, [("close", record.session_id)], generation=record.generation)
+            await self.pool.call(record.slot, [CloseOp(record.session_id)], generation=record.generation)
 
     def _reserve(self, count: int) -> None:
         if self.active + self._reserved + count > self.max_sessions:
@@ -187,7 +201,7 @@ class SessionManager:
 
     # -- calling workers --------------------------------------------------------------------------
 
-    async def _call(self, record: SessionRecord, ops: list[tuple[Any, ...]]) -> list[OpResult]:
+    async def _call(self, record: SessionRecord, ops: list[Op]) -> list[OpResult]:
         """One message to the session's worker; worker failures become the session's errors."""
         record.inflight += 1
         try:
@@ -210,20 +224,34 @@ class SessionManager:
 
     # -- single-session operations ----------------------------------------------------------------
 
-    async def create(self, env_kwargs: dict[str, Any], *, session_id: str | None = None) -> SessionRecord:
-        """Create one session on the least-loaded worker.
+    async def create(
+        self,
+        env_kwargs: dict[str, Any],
+        *,
+        session_id: str | None = None,
+        history: HistoryOptions | None = None,
+    ) -> SessionRecord:
+        """Create one session on the least-loaded worker (with server-side history when asked).
 
         Raises:
             CapacityReachedError: no free slot.
             EnvhubError: the env could not be built (e.g. bad ``env_kwargs``).
         """
-        records = await self._create_many([env_kwargs], session_ids=[session_id or new_session_id()])
+        records = await self._create_many(
+            [env_kwargs], session_ids=[session_id or new_session_id()], history=history
+        )
         return records[0]
 
     async def _create_many(
-        self, kwargs_list: list[dict[str, Any]], *, session_ids: list[str]
+        self,
+        kwargs_list: list[dict[str, Any]],
+        *,
+        session_ids: list[str],
+        history: HistoryOptions | None = None,
     ) -> list[SessionRecord]:
         self._reserve(len(kwargs_list))
+        # The worker rebuilds the options from a plain dict (the pipe carries builtins only).
+        wire_history = None if history is None else history.model_dump()
         now = self.clock()
         records = []
         try:
@@ -235,7 +263,7 @@ class SessionManager:
             calls = [
                 self.pool.call(
                     rs[0][1].slot,
-                    [("create", r.session_id, kwargs_list[i]) for i, r in rs],
+                    [CreateOp(r.session_id, kwargs_list[i], wire_history) for i, r in rs],
                     generation=rs[0][1].generation,
                 )
                 for rs in by_slot.values()
@@ -295,15 +323,13 @@ class SessionManager:
         task_id: str | None,
         options: dict[str, Any],
         request_id: str | None = None,
-        style: str = "rest",
+        style: Style = "rest",
         extra: dict[str, Any] | None = None,
     ) -> bytes:
         """Reset one session; returns the response JSON rendered by the worker."""
         record = self.lookup(sid)
         extra = {"expires_at": record.expires_at, **(extra or {})}
-        (result,) = await self._call(
-            record, [("reset", sid, seed, task_id, options, request_id, style, extra)]
-        )
+        (result,) = await self._call(record, [ResetOp(sid, seed, task_id, options, request_id, style, extra)])
         self._metrics.count_reset(result[0])
         return self._unwrap(result)  # type: ignore[no-any-return]
 
@@ -313,7 +339,7 @@ class SessionManager:
         action: str,
         *,
         request_id: str | None = None,
-        style: str = "rest",
+        style: Style = "rest",
         extra: dict[str, Any] | None = None,
     ) -> bytes:
         """Step one session; returns the response JSON rendered by the worker."""
@@ -322,36 +348,70 @@ class SessionManager:
             {"expires_at": record.expires_at, **(extra or {})} if extra else {"expires_at": record.expires_at}
         )
         started = time.perf_counter()
-        (result,) = await self._call(record, [("step", sid, action, request_id, style, extra)])
+        (result,) = await self._call(record, [StepOp(sid, action, request_id, style, extra)])
         self._metrics.observe_step(result[0], time.perf_counter() - started)
         return self._unwrap(result)  # type: ignore[no-any-return]
 
-    async def state(self, sid: str, *, style: str = "rest") -> bytes:
+    async def state(self, sid: str, *, style: Style = "rest") -> bytes:
         """The session's state JSON (see ``SessionState`` / OpenEnv ``State``)."""
         record = self.lookup(sid)
         extra = {"created_at": record.created_at, "expires_at": record.expires_at}
-        (result,) = await self._call(record, [("state", sid, style, extra)])
+        (result,) = await self._call(record, [StateOp(sid, style, extra)])
         return self._unwrap(result)  # type: ignore[no-any-return]
+
+    async def history_png(self, sid: str) -> tuple[bytes, int]:
+        """The session's latest history image as PNG and the step it shows (encoded in the worker).
+
+        Raises:
+            ConfigurationError: the session was created without history.
+            SessionNotFoundError, SessionExpiredError, SessionLostError: as :meth:`lookup`.
+        """
+        record = self.lookup(sid)
+        (result,) = await self._call(record, [HistoryPngOp(sid)])
+        return self._unwrap(result)  # type: ignore[no-any-return]
+
+    async def render_stats(self, *, timeout_s: float = 2.0) -> list[tuple[int, int, RenderCounters]]:
+        """Each live worker's history render counters ``(slot, generation, counters)``.
+
+        A worker that does not answer within ``timeout_s`` (busy with a long step) is left
+        out of this scrape rather than holding ``/metrics`` up.
+        """
+        live = [slot for slot in self.pool.slots if slot.alive]
+
+        async def one(slot: WorkerSlot) -> tuple[int, int, RenderCounters] | None:
+            generation = slot.generation
+            try:
+                (result,) = await asyncio.wait_for(
+                    self.pool.call(slot, [RenderStatsOp()], generation=generation), timeout_s
+                )
+            except (WorkerDied, WorkerTimedOut, TimeoutError):
+                return None
+            return (slot.index, generation, result[1]) if result[0] else None
+
+        answers = await asyncio.gather(*(one(slot) for slot in live))
+        return [a for a in answers if a is not None]
 
     async def tasks(self, split: str | None, offset: int, limit: int) -> bytes:
         """One page of task ids, listed by a worker's scratch env."""
         slot = self.pool.least_loaded()
         try:
-            (result,) = await self.pool.call(slot, [("tasks", split, offset, limit)])
+            (result,) = await self.pool.call(slot, [TasksOp(split, offset, limit)])
         except WorkerDied as exc:
             raise SessionLostError("(task listing)", reason=exc.reason) from exc
         except WorkerTimedOut as exc:
             raise StepTimeoutError("(task listing)", timeout_s=exc.timeout_s) from exc
         return self._unwrap(result)  # type: ignore[no-any-return]
 
-    async def oneshot(self, ops_after_create: list[tuple[Any, ...]]) -> list[OpResult]:
+    async def oneshot(self, ops_after_create: list[SessionOp]) -> list[OpResult]:
         """Run ops against a throwaway env (OpenEnv's stateless HTTP), then close it.
 
         ``ops_after_create`` use the placeholder session id ``"@"``, replaced here.
         """
         record = await self.create({})
         sid = record.session_id
-        ops = [tuple(sid if a == "@" else a for a in op) for op in ops_after_create]
+        ops: list[Op] = [
+            op._replace(session_id=sid) if op.session_id == "@" else op for op in ops_after_create
+        ]
         try:
             return await self._call(record, ops)
         finally:
@@ -369,6 +429,7 @@ class SessionManager:
         seed: int,
         split: str | None,
         env_kwargs: dict[str, Any],
+        history: HistoryOptions | None = None,
     ) -> tuple[list[SessionRecord], list[bytes]]:
         """``group_size`` sessions reset with the same task and seed (all or nothing).
 
@@ -376,7 +437,9 @@ class SessionManager:
             The records and each member's reset JSON (``GroupMember``-shaped plus ``expires_at``).
         """
         records = await self._create_many(
-            [env_kwargs] * group_size, session_ids=[new_session_id() for _ in range(group_size)]
+            [env_kwargs] * group_size,
+            session_ids=[new_session_id() for _ in range(group_size)],
+            history=history,
         )
         options = {"split": split} if split is not None else {}
         items = [
@@ -384,7 +447,8 @@ class SessionManager:
             for r in records
         ]
         slots = await self._batch(
-            [("reset", i.session_id, i.seed, i.task_id, i.options, None, "rest") for i in items], kind="reset"
+            [ResetOp(i.session_id, i.seed, i.task_id, i.options, None, "rest", {}) for i in items],
+            kind="reset",
         )
         failed = next((s for s in slots if not s[0]), None)
         if failed is not None:
@@ -396,26 +460,26 @@ class SessionManager:
     async def batch_step(self, items: Sequence[BatchStepItem]) -> list[OpResult]:
         """Step many sessions: one message per worker; one result or error per item, in order."""
         return await self._batch(
-            [("step", i.session_id, i.action, i.request_id, "rest") for i in items], kind="step"
+            [StepOp(i.session_id, i.action, i.request_id, "rest", {}) for i in items], kind="step"
         )
 
     async def batch_reset(self, items: Sequence[BatchResetItem]) -> list[OpResult]:
         """Reset many sessions: one message per worker; one result or error per item, in order."""
-        ops = [("reset", i.session_id, i.seed, i.task_id, i.options, i.request_id, "rest") for i in items]
+        ops = [ResetOp(i.session_id, i.seed, i.task_id, i.options, i.request_id, "rest", {}) for i in items]
         return await self._batch(ops, kind="reset")
 
-    async def _batch(self, ops: list[tuple[Any, ...]], *, kind: str) -> list[OpResult]:
-        """Route ``ops`` (each ``(op, sid, ...)`` without the trailing ``extra``) to their workers."""
+    async def _batch(self, ops: Sequence[ResetOp | StepOp], *, kind: str) -> list[OpResult]:
+        """Route ``ops`` to their workers; each op's ``extra`` is filled in here."""
         results: list[OpResult | None] = [None] * len(ops)
-        routed: dict[int, list[tuple[int, SessionRecord, tuple[Any, ...]]]] = {}
+        routed: dict[int, list[tuple[int, SessionRecord, Op]]] = {}
         for pos, op in enumerate(ops):
             try:
-                record = self.lookup(op[1])
+                record = self.lookup(op.session_id)
             except EnvhubError as exc:
                 results[pos] = (False, exc.to_dict())
                 continue
             routed.setdefault(record.slot.index, []).append(
-                (pos, record, (*op, {"expires_at": record.expires_at}))
+                (pos, record, op._replace(extra={"expires_at": record.expires_at}))
             )
         started = time.perf_counter()
         outcomes = await asyncio.gather(*(self._call_slot(entries) for entries in routed.values()))
@@ -429,7 +493,7 @@ class SessionManager:
                     self._metrics.count_reset(result[0])
         return results  # type: ignore[return-value]
 
-    async def _call_slot(self, entries: list[tuple[int, SessionRecord, tuple[Any, ...]]]) -> list[OpResult]:
+    async def _call_slot(self, entries: list[tuple[int, SessionRecord, Op]]) -> list[OpResult]:
         """One message for all of a worker's batch items; a worker failure fails each item."""
         records = [record for _pos, record, _op in entries]
         for record in records:

@@ -36,7 +36,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from envhub.server.host import OpResult, serve_worker
+from envhub.server.host import serve_worker
+from envhub.server.messages import Call, Hello, Op, OpResult, Progress, to_wire
 
 __all__ = ["WorkerDied", "WorkerPool", "WorkerSlot", "WorkerTimedOut"]
 
@@ -81,7 +82,7 @@ class WorkerSlot:
     pending: dict[int, tuple[asyncio.Future[list[OpResult]], float]] = field(default_factory=dict)
     #: When the worker last sent anything (monotonic): answers, or progress during a long frame.
     progress_at: float = 0.0
-    outbox: list[tuple[int, list[tuple[Any, ...]]]] = field(default_factory=list)
+    outbox: list[Call] = field(default_factory=list)
     sessions: int = 0
     restarts: int = 0
     failed_starts: int = 0
@@ -190,14 +191,13 @@ class WorkerPool:
         live = [s for s in self.slots if s.alive] or self.slots
         return min(live, key=lambda s: s.sessions)
 
-    async def call(
-        self, slot: WorkerSlot, ops: list[tuple[Any, ...]], *, generation: int | None = None
-    ) -> list[OpResult]:
+    async def call(self, slot: WorkerSlot, ops: list[Op], *, generation: int | None = None) -> list[OpResult]:
         """Send ``ops`` to ``slot`` as one message and wait for their results.
 
         Args:
             slot: the worker.
-            ops: the operations (see :class:`envhub.server.host.EnvHost`).
+            ops: the operations (:mod:`envhub.server.messages`, run by
+                :class:`envhub.server.host.EnvHost`).
             generation: the process generation the caller's sessions live in; if the slot has
                 moved on, the call fails at once instead of reaching a process without them.
 
@@ -225,7 +225,7 @@ class WorkerPool:
         # hundreds of small writes and worker wake-ups into a few.
         if not slot.outbox:
             loop.call_soon(self._flush, slot)
-        slot.outbox.append((message_id, ops))
+        slot.outbox.append(Call(message_id, to_wire(ops)))
         return await future
 
     def _flush(self, slot: WorkerSlot) -> None:
@@ -244,12 +244,12 @@ class WorkerPool:
                 payload = await _read_frame(reader)
                 slot.progress_at = time.monotonic()
                 answers = pickle.loads(payload)
-                if answers[0] == "hello":
-                    slot.pid = answers[1]
+                if isinstance(answers, Hello):
+                    slot.pid = answers.pid
                     slot.failed_starts = 0
                     slot.ready.set()
                     continue
-                if answers[0] == "progress":  # a long frame is still running, op by op
+                if isinstance(answers, Progress):  # a long frame is still running, op by op
                     continue
                 for message_id, results in answers:
                     entry = slot.pending.pop(message_id, None)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envhub.agent import PROJECTIONS, Projection, parse_compression, project
+from envhub.agent import PROJECTIONS, Projection, parse_compression, project, projector
 from envhub.core.errors import ConfigurationError
 
 THINK_ACTION = [
@@ -271,3 +271,21 @@ def test_any_text_projects_under_every_rule(text: str) -> None:
 def test_unknown_rule_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="alfworld"):
         project("x", "sokoban")
+    with pytest.raises(ConfigurationError, match="does not import"):
+        project("x", "no_such_module_xyz:rule")
+
+
+def test_a_rule_can_be_a_function_named_by_its_entry_point() -> None:
+    rule = "envhub.agent.projection:project_search_answer"
+    assert projector(rule) is PROJECTIONS["search"]
+    assert project("<search>q</search>", rule) == project("<search>q</search>", "search")
+
+
+@pytest.mark.parametrize(
+    ("env", "rule"),
+    [("alfworld", "alfworld"), ("WebShopHTML-v0", "webshop"), ("search", "search"), ("tau", "tool_call")],
+)
+def test_each_env_names_its_rule_on_its_catalogue_entry(env: str, rule: str) -> None:
+    from envhub.envs import resolve
+
+    assert resolve(env).projection == rule

@@ -8,7 +8,7 @@ import types
 import pytest
 
 from envhub.agent import EpisodeMemory, PromptTemplate, build_messages, family_template, format_admissible
-from envhub.core.errors import ConfigurationError
+from envhub.core.errors import ConfigurationError, UnknownEnvError
 from envhub.render.samples import alfworld_style_steps
 
 ACTIONS = ["go to desk 1", "help", "inventory", "look"]
@@ -26,7 +26,7 @@ def test_admissible_actions_are_quoted_one_per_line_without_help() -> None:
     assert format_admissible(None) == ""
 
 
-@pytest.mark.parametrize("family", ["alfworld", "webshop", "search"])
+@pytest.mark.parametrize("family", ["alfworld", "webshop", "search", "timeseries", "envhub/WebShopHTML-v0"])
 def test_each_family_prompt_module_loads(family: str) -> None:
     template = family_template(family)
     assert "{observation}" in template.first_step or "{task}" in template.first_step
@@ -141,7 +141,9 @@ def test_templates_with_unknown_fields_are_rejected(bad: str) -> None:
 
 
 def test_unknown_family_and_incomplete_module_are_configuration_errors() -> None:
-    with pytest.raises(ConfigurationError, match="no prompt module"):
+    with pytest.raises(UnknownEnvError):
         family_template("nosuchfamily")
+    with pytest.raises(ConfigurationError, match="no prompt module"):
+        family_template("tau")  # tau's prompt is its policy document, not a template module
     with pytest.raises(ConfigurationError, match="FIRST_STEP"):
         PromptTemplate.from_module(types.ModuleType("envhub.envs.fake.prompt"))

@@ -10,7 +10,6 @@ import pytest
 
 import envhub.algos as algos
 from envhub.algos import (
-    ENV_DEFAULTS,
     GiGPOConfig,
     GRPOConfig,
     HGPOConfig,
@@ -22,6 +21,8 @@ from envhub.algos import (
 )
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Step, StepBatch, Trajectory
+from envhub.core.registry import EnvSpec
+from envhub.envs import resolve, specs
 
 from .builders import random_rows, to_batch
 
@@ -53,35 +54,48 @@ def test_overrides_reach_the_estimator(algo: str, direct) -> None:
 
 
 def test_env_defaults_follow_the_reference_scripts() -> None:
-    assert default_config("gigpo", "alfworld").mode == "mean_std_norm"
-    assert default_config("gigpo", "webshop").mode == "mean_norm"
-    search = default_config("gigpo", "search")
+    assert default_config("gigpo", resolve("alfworld")).mode == "mean_std_norm"
+    assert default_config("gigpo", resolve("webshop")).mode == "mean_norm"
+    search = default_config("gigpo", resolve("search"))
     assert isinstance(search, GiGPOConfig)
     assert search.enable_similarity and search.similarity_thresh == 0.9 and search.invalid_penalty == 0.01
-    assert default_config("hgpo", "webshop").mode == "mean_norm"
-    hgpo_search = default_config("hgpo", "search")
+    assert default_config("hgpo", resolve("webshop")).mode == "mean_norm"
+    hgpo_search = default_config("hgpo", resolve("search"))
     assert isinstance(hgpo_search, HGPOConfig) and hgpo_search.history_length == 4
-    assert default_config("grpo", "tau") == GRPOConfig()
+    assert default_config("grpo", resolve("tau")) == GRPOConfig()
 
 
-def test_env_ids_and_family_names_both_select_defaults() -> None:
-    assert default_config("gigpo", "envhub/ALFWorld-v0") == default_config("gigpo", "alfworld")
-    assert default_config("gigpo", "envhub/SearchQA-v0") == default_config("gigpo", "search")
-    assert default_config("hgpo", "WebShop") == default_config("hgpo", "webshop")
+def test_env_ids_and_family_names_give_the_same_defaults() -> None:
+    assert default_config("gigpo", resolve("envhub/ALFWorld-v0")) == default_config(
+        "gigpo", resolve("alfworld")
+    )
+    assert default_config("gigpo", resolve("SearchQA-v0")) == default_config("gigpo", resolve("search"))
+    assert default_config("hgpo", resolve("WebShopHTML-v0")) == default_config("hgpo", resolve("webshop"))
 
 
-def test_every_catalogue_env_with_a_known_family_resolves() -> None:
-    from envhub.envs.catalog import CATALOG
+def test_every_catalogue_env_gives_valid_configs_for_every_estimator() -> None:
+    for spec in specs():
+        assert set(spec.advantage_defaults) <= {"grpo", "gigpo", "hgpo"}, spec.id
+        for algo in ("grpo", "gigpo", "hgpo"):
+            assert default_config(algo, spec) is not None
 
-    for spec in CATALOG:
-        if spec.family.replace("-ucr", "") in ENV_DEFAULTS:
-            assert default_config("gigpo", spec.id) is not None
+
+def test_env_defaults_are_data_on_the_spec() -> None:
+    spec = EnvSpec(
+        id="x/Toy-v0",
+        entry_point="m:C",
+        family="toy",
+        description="",
+        advantage_defaults={"hgpo": {"history_length": 7}},
+    )
+    assert default_config("hgpo", spec) == HGPOConfig(history_length=7)
+    assert default_config("gigpo", spec) == GiGPOConfig()
 
 
 def test_env_defaults_apply_similarity_grouping() -> None:
     batch = _batch()
     expected = gigpo_advantages(batch, mode="mean_std_norm", similarity_thresh=0.9, invalid_penalty=0.01)
-    np.testing.assert_array_equal(compute_advantages(batch, "gigpo", env="search"), expected)
+    np.testing.assert_array_equal(compute_advantages(batch, "gigpo", env=resolve("search")), expected)
 
 
 def test_a_config_object_and_overrides_combine() -> None:
@@ -98,11 +112,11 @@ def test_unknown_setting_is_refused_with_the_valid_names() -> None:
         compute_advantages(_batch(), "gigpo", history_length=3)
 
 
-def test_unknown_algorithm_and_env_are_refused() -> None:
+def test_unknown_algorithm_and_an_env_name_are_refused() -> None:
     with pytest.raises(ConfigurationError, match="grpo, gigpo, hgpo"):
         compute_advantages(_batch(), "ppo")
-    with pytest.raises(ConfigurationError, match="known families"):
-        default_config("gigpo", "envhub/Chess-v0")
+    with pytest.raises(ConfigurationError, match=r"resolve\('alfworld'\)"):
+        default_config("gigpo", "alfworld")  # type: ignore[arg-type]
 
 
 def test_config_of_the_wrong_type_is_refused() -> None:
@@ -123,12 +137,6 @@ def test_config_of_the_wrong_type_is_refused() -> None:
 def test_config_values_are_checked_at_construction(bad) -> None:
     with pytest.raises(ConfigurationError):
         bad()
-
-
-def test_every_env_default_builds_a_valid_config() -> None:
-    for env, per_algo in ENV_DEFAULTS.items():
-        for algo in ("grpo", "gigpo", "hgpo"):
-            assert default_config(algo, env) is not None, (env, per_algo)
 
 
 def test_package_exports_exactly_its_public_names() -> None:

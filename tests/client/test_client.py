@@ -22,8 +22,8 @@ from envhub.core.errors import (
     UnauthorizedError,
     UnknownTaskError,
 )
+from envhub.core.wire import BatchResetItem, BatchStepItem
 from envhub.server import ServerSettings, create_app
-from envhub.server.models import BatchResetItem, BatchStepItem
 from envhub.server.testing import RunningServer
 from tests.client.conftest import COUNTER, TOKEN, MakeClient
 from tests.client.faults import Faults

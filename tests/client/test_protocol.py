@@ -29,7 +29,7 @@ from envhub.core.errors import (
     UnauthorizedError,
     UnknownTaskError,
 )
-from envhub.server.models import BatchStepItem, Readiness, SessionCreated, StepResponse
+from envhub.core.wire import BatchStepItem, Readiness, SessionCreated, StepResponse
 
 PROTO = Protocol()
 
@@ -201,3 +201,29 @@ def test_other_errors_are_raised_without_retrying() -> None:
     flow = exchange(PROTO.step("s-1", "a"), RetryPolicy(), base_url="http://h", randoms=random.Random())
     with pytest.raises(SessionLostError):
         _drive(flow, [Reply(410, {}, _body(SessionLostError("s-1", reason="worker died")))])
+
+
+def test_history_option_is_validated_before_sending_and_travels_in_the_body() -> None:
+    call = PROTO.create_session({"k": 1}, history={"preset": "search", "style": "ocr-search", "window": 4})
+    assert call.body is not None
+    assert json.loads(call.body)["history"] == {
+        "style": "ocr-search",
+        "window": 4,
+        "preset": "search",
+        "compression": False,
+        "compression_lam": 0.01,
+        "compression_mu": 0.0,
+    }
+    group = PROTO.create_group(2, history={})
+    assert group.body is not None and "history" in json.loads(group.body)
+    assert "history" not in json.loads(PROTO.create_session().body or b"{}")
+    with pytest.raises(RequestValidationError):
+        PROTO.create_session(history={"preset": "nope"})
+
+
+def test_history_png_is_a_replay_safe_get_returning_raw_bytes() -> None:
+    call = PROTO.history_png("s/1")
+    assert (call.method, call.path, call.replay_safe) == ("GET", "/v1/sessions/s%2F1/history.png", True)
+    assert call.parse(200, {}, b"\x89PNG") == b"\x89PNG"
+    with pytest.raises(ConfigurationError):
+        call.parse(400, {}, _body(ConfigurationError("created without history")))

@@ -127,6 +127,18 @@ def test_make_accepts_short_names_family_names_and_entry_points() -> None:
     assert type(env).__name__ == "TimeSeriesEnv"
 
 
+def test_resolve_is_the_one_name_resolver() -> None:
+    from envhub.envs import resolve, resolve_all
+
+    spec = resolve("envhub/WebShop-v0")
+    assert resolve("WebShop-v0") is spec and resolve("webshop") is spec  # a family: its first entry
+    assert [s.id for s in resolve_all("webshop")] == ["envhub/WebShop-v0", "envhub/WebShopHTML-v0"]
+    assert resolve("envhub.envs.search.env:SearchQAEnv").entry_point == "envhub.envs.search.env:SearchQAEnv"
+    for bad in ("envhub/Nope-v0", "WebShop", "not_a_module:Nope"):
+        with pytest.raises(UnknownEnvError):
+            resolve(bad)
+
+
 def test_make_unknown_id_raises_with_known_ids() -> None:
     with pytest.raises(UnknownEnvError, match="envhub/TimeSeries-v0"):
         envhub.make("envhub/Nope-v0")

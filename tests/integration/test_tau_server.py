@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from envhub.core.wire import BatchStepResponse, GroupCreated
 from envhub.envs.tau.data import load_domain
 from envhub.envs.tau.policy import gold_script
 from envhub.server import ServerSettings
-from envhub.server.models import BatchStepResponse, GroupCreated
 from envhub.server.testing import serve_in_thread
 
 pytestmark = pytest.mark.integration

@@ -13,6 +13,10 @@ import pytest
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
 
+#: The two ways a request reaches its handler: the hot path (envhub/server/fastpath.py) answers
+#: session and batch steps before FastAPI; with it off, every request goes through FastAPI.
+ROUTE_PATHS = ("hot_path", "fastapi")
+
 COUNTER = "tests.server.envs:CounterEnv"
 CRASHY = "tests.server.envs:CrashyEnv"
 TOKEN = "test-token-123"
@@ -31,6 +35,26 @@ def server() -> Iterator[RunningServer]:
     """The main server: the counter env on two workers, a small body limit."""
     with serve_in_thread(ServerSettings(env_id=COUNTER, workers=2, max_body_bytes=64 * 1024)) as running:
         yield running
+
+
+@pytest.fixture(params=ROUTE_PATHS)
+def both_paths(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run a test once on each request path: the same requests must get the same answers.
+
+    For ``fastapi`` the hot path of every server the test uses (its ``*server`` fixtures) is
+    switched off for the test, so step requests go through FastAPI's routes and middlewares.
+    """
+    names = [n for n in request.fixturenames if n.endswith("server") and n != "both_paths"]
+    servers = [s for s in (request.getfixturevalue(n) for n in names) if isinstance(s, RunningServer)]
+    saved = [s.app.hot_path for s in servers]  # type: ignore[attr-defined]
+    if request.param == "fastapi":
+        for running in servers:
+            running.app.hot_path = None  # type: ignore[attr-defined]
+    try:
+        yield request.param
+    finally:
+        for running, hot_path in zip(servers, saved, strict=True):
+            running.app.hot_path = hot_path  # type: ignore[attr-defined]
 
 
 @pytest.fixture

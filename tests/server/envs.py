@@ -26,7 +26,6 @@ class CounterEnv(AgentEnv):
     first random number (from ``self.np_random``) appear in the first observation, so seeds matter.
     """
 
-    family = "counter"
     splits = ("train", "test")
     default_split = "train"
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
-from envhub.server.models import BatchResetResponse, BatchStepResponse
+from envhub.core.wire import BatchResetResponse, BatchStepResponse
 
 from .conftest import error_code, new_session
+
+# Every test here runs on both request paths (the hot path and FastAPI's routes).
+pytestmark = pytest.mark.usefixtures("both_paths")
 
 
 def test_batch_step_answers_in_request_order(client: httpx.Client) -> None:

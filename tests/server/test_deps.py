@@ -15,6 +15,9 @@ from envhub.server.testing import RunningServer, serve_in_thread
 
 from .conftest import COUNTER, TOKEN, error_code
 
+# Every test here runs on both request paths (the hot path and FastAPI's routes).
+pytestmark = pytest.mark.usefixtures("both_paths")
+
 PROTECTED = [
     ("POST", "/v1/sessions", {}),
     ("GET", "/v1/sessions/s-x", None),

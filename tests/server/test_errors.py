@@ -13,6 +13,9 @@ from envhub.server import ServerSettings, create_app
 
 from .conftest import error_code, new_session
 
+# Every test here runs on both request paths (the hot path and FastAPI's routes).
+pytestmark = pytest.mark.usefixtures("both_paths")
+
 
 def test_unknown_path_is_404_not_found(client: httpx.Client) -> None:
     response = client.get("/v2/nothing")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from envhub.server.models import GroupCreated
+from envhub.core.wire import GroupCreated
 
 from .conftest import error_code
 

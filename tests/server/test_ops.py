@@ -6,7 +6,7 @@ import os
 
 import httpx
 
-from envhub.server.models import Health, Readiness, WorkerList
+from envhub.core.wire import Health, Readiness, WorkerList
 from tests.scrape import scrape
 
 from .conftest import COUNTER, new_session
@@ -85,6 +85,7 @@ def test_openapi_types_every_endpoint_and_docs_are_served(client: httpx.Client) 
         ("POST", "/v1/sessions/{session_id}/reset"),
         ("POST", "/v1/sessions/{session_id}/step"),
         ("GET", "/v1/sessions/{session_id}"),
+        ("GET", "/v1/sessions/{session_id}/history.png"),
         ("DELETE", "/v1/sessions/{session_id}"),
         ("GET", "/v1/tasks"),
         ("POST", "/v1/groups"),
@@ -104,6 +105,8 @@ def test_openapi_types_every_endpoint_and_docs_are_served(client: httpx.Client) 
         content = responses[success[0]]["content"]
         if path == "/metrics":
             assert "text/plain" in content
+        elif path.endswith("/history.png"):
+            assert "image/png" in content
         else:
             assert "$ref" in content["application/json"]["schema"], (method, path)  # a named model
         if path not in ("/health", "/ready"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from envhub.server.models import TaskList
+from envhub.core.wire import TaskList
 
 from .conftest import error_code
 

@@ -105,7 +105,6 @@ class ALFWorldEnv(AgentEnv):
     * v0: initial version.
     """
 
-    family: ClassVar[str] = "alfworld"
     splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_DIRS)
     default_split: ClassVar[str] = "train"
 

@@ -16,8 +16,8 @@ from envhub.envs.search.retrieval import (
     Retriever,
     format_information,
     information_observation,
-    make_retriever,
 )
+from envhub.envs.search.retrievers import make_retriever
 from envhub.envs.search.scoring import SCORERS, exact_match, normalize_answer, sub_exact_match, token_f1
 
 __all__ = ["SearchQAEnv"]
@@ -115,7 +115,6 @@ class SearchQAEnv(AgentEnv):
     * v0: initial version.
     """
 
-    family: ClassVar[str] = "search"
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
     default_split: ClassVar[str] = "train"
 

@@ -7,9 +7,18 @@ reasons in ``<think>`` tags, then either searches or answers (projection rule ``
 
 from __future__ import annotations
 
-__all__ = ["FIRST_STEP", "HISTORY_IMAGE", "HISTORY_LENGTH", "MEMORY_STYLE", "WITH_HISTORY", "extract_task"]
+__all__ = [
+    "FIRST_STEP",
+    "HISTORY_IMAGE",
+    "HISTORY_IMAGE_STYLE",
+    "HISTORY_LENGTH",
+    "MEMORY_STYLE",
+    "WITH_HISTORY",
+    "extract_task",
+]
 
 MEMORY_STYLE = "search"
+HISTORY_IMAGE_STYLE = "ocr-search"  # AgentOCR's search history lines
 HISTORY_LENGTH = 4  # verl-agent's env.history_length for search
 
 _ANSWER_FORMAT = (

@@ -23,7 +23,8 @@ from envhub.envs.search.data import (
     load_dataset,
     load_questions,
 )
-from envhub.envs.search.retrieval import Retriever, make_retriever
+from envhub.envs.search.retrieval import Retriever
+from envhub.envs.search.retrievers import make_retriever
 
 __all__ = ["shared_dataset", "shared_retriever"]
 

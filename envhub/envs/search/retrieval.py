@@ -1,10 +1,13 @@
-"""The retriever interface, Search-R1's result formatting and the retriever factory.
+"""The retriever interface and Search-R1's result formatting.
 
 Every retriever answers a *batch* of queries with, per query, up to ``k`` :class:`Hit` s,
 best first. Three implementations exist: :class:`~envhub.envs.search.bm25.BM25Retriever`
 (bm25s, the default), :class:`~envhub.envs.search.dense.DenseRetriever` (sentence-transformers,
 extra ``envhub[search-dense]``) and :class:`~envhub.envs.search.remote.RemoteRetriever` (any
 server that speaks Search-R1's ``POST /retrieve``, including ``envhub serve-retriever``).
+They import this module; the factory that picks one by name,
+:func:`envhub.envs.search.retrievers.make_retriever`, sits above them, so the imports run
+one way only.
 """
 
 from __future__ import annotations
@@ -15,25 +18,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from envhub.core.errors import ConfigurationError
 from envhub.envs.search.data import EMBEDDED_DATA_DIR, Passage
 from envhub.envs.search.settings import SearchSettings
 
 __all__ = [
-    "RETRIEVER_KINDS",
     "Hit",
     "Retriever",
     "corpus_fingerprint",
     "default_index_dir",
     "format_information",
     "information_observation",
-    "make_retriever",
 ]
-
-#: Names accepted by :func:`make_retriever` (and the env's ``retriever=`` argument).
-RETRIEVER_KINDS = ("bm25", "dense", "remote")
 
 
 @dataclass(frozen=True)
@@ -119,53 +115,3 @@ def default_index_dir(corpus_path: Path, kind: str, *, settings: SearchSettings 
     settings = settings or SearchSettings()
     key = hashlib.sha256(str(corpus_path).encode()).hexdigest()[:16]
     return Path(settings.cache_dir) / f"{corpus_path.stem}-{key}.{kind}"
-
-
-def make_retriever(
-    kind: str,
-    *,
-    corpus_path: Path | None = None,
-    passages: Sequence[Passage] | None = None,
-    index_dir: Path | None = None,
-    url: str | None = None,
-    **options: Any,
-) -> Retriever:
-    """Build a retriever by name.
-
-    Args:
-        kind: one of :data:`RETRIEVER_KINDS`.
-        corpus_path: the corpus jsonl (``bm25``/``dense``; the index is cached next to it).
-        passages: the corpus already loaded (saves reading it again).
-        index_dir: where to cache the index (default: :func:`default_index_dir`).
-        url: the ``/retrieve`` endpoint (``remote`` only).
-        options: passed to the retriever's constructor.
-
-    Raises:
-        ConfigurationError: unknown kind, or the inputs the kind needs are missing.
-        DependencyMissingError: the kind's extra is not installed.
-    """
-    if kind == "remote":
-        if not url:
-            raise ConfigurationError(
-                "retriever='remote' needs retriever_url, e.g. 'http://127.0.0.1:8000/retrieve' "
-                "(start one with `envhub serve-retriever`).",
-                kind=kind,
-            )
-        from envhub.envs.search.remote import RemoteRetriever
-
-        return RemoteRetriever(url, **options)
-    if kind not in RETRIEVER_KINDS:
-        raise ConfigurationError(
-            f"Unknown retriever {kind!r}; use one of {list(RETRIEVER_KINDS)}.",
-            kind=kind,
-            kinds=list(RETRIEVER_KINDS),
-        )
-    if corpus_path is None:
-        raise ConfigurationError(f"retriever={kind!r} needs a corpus path (corpus.jsonl).", kind=kind)
-    if kind == "bm25":
-        from envhub.envs.search.bm25 import BM25Retriever
-
-        return BM25Retriever.from_corpus(corpus_path, passages=passages, index_dir=index_dir, **options)
-    from envhub.envs.search.dense import DenseRetriever
-
-    return DenseRetriever.from_corpus(corpus_path, passages=passages, index_dir=index_dir, **options)

@@ -45,7 +45,6 @@ class TauEnv(AgentEnv):
         render_mode: ``None`` or ``"ansi"``.
     """
 
-    family: ClassVar[str] = "tau"
     domain_name: ClassVar[str] = "retail"
     domain_tools: ClassVar[tuple[ToolSpec, ...]] = RETAIL_TOOLS
 

@@ -102,7 +102,6 @@ class TimeSeriesEnv(SeriesToolEnv):
       for (the observation, rewards and the other info keys are unchanged).
     """
 
-    family: ClassVar[str] = "timeseries"
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
     default_split: ClassVar[str] = "train"
 

@@ -75,7 +75,6 @@ class TimeSeriesUCREnv(SeriesToolEnv):
       for (the observation, rewards and the other info keys are unchanged).
     """
 
-    family: ClassVar[str] = "timeseries"
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
     default_split: ClassVar[str] = "train"
 

@@ -105,7 +105,6 @@ class WebShopEnv(AgentEnv):
     * v0: initial release.
     """
 
-    family = "webshop"
     splits = ("train", "test")
     default_split = "train"
 

@@ -188,7 +188,6 @@ class WebShopHTMLEnv(AgentEnv):
     * v0: initial release.
     """
 
-    family = "webshop"
     splits = ("train", "test")
     default_split = "train"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import Response
 
-from envhub.server.models import ErrorBody
+from envhub.core.wire import ErrorBody
 
 __all__ = ["AUTH_ERRORS", "ERRORS", "SESSION_ERRORS", "json_bytes"]
 

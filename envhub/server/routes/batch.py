@@ -7,15 +7,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Response
 
-from envhub.server.deps import ManagerDep, require_token
-from envhub.server.host import OpResult
-from envhub.server.models import (
+from envhub.core.wire import (
     MAX_BATCH_ITEMS,
     BatchResetItem,
     BatchResetResponse,
     BatchStepItem,
     BatchStepResponse,
 )
+from envhub.server.deps import ManagerDep, require_token
+from envhub.server.messages import OpResult
 from envhub.server.routes._responses import ERRORS, json_bytes
 
 __all__ = ["ResetItems", "StepItems", "batch_reset", "batch_step", "render_slots", "router"]

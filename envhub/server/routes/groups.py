@@ -7,8 +7,8 @@ import secrets
 
 from fastapi import APIRouter, Depends
 
+from envhub.core.wire import GroupCreate, GroupCreated, GroupMember
 from envhub.server.deps import ManagerDep, require_token
-from envhub.server.models import GroupCreate, GroupCreated, GroupMember
 from envhub.server.routes._responses import SESSION_ERRORS
 
 __all__ = ["create_group", "router"]
@@ -31,6 +31,7 @@ async def create_group(body: GroupCreate, manager: ManagerDep) -> GroupCreated:
         seed=seed,
         split=body.split,
         env_kwargs=body.env_kwargs,
+        history=body.history,
     )
     members = []
     for payload in payloads:

@@ -6,8 +6,8 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from envhub.core.wire import ErrorBody, Health, Readiness, WorkerInfo, WorkerList
 from envhub.server.deps import ManagerDep, require_token
-from envhub.server.models import ErrorBody, Health, Readiness, WorkerInfo, WorkerList
 
 __all__ = ["health", "metrics", "ready", "router", "workers"]
 
@@ -42,8 +42,9 @@ async def ready(manager: ManagerDep) -> JSONResponse:
     response_class=Response,
     responses={200: {"content": {"text/plain": {}}}, 401: {"model": ErrorBody}},
 )
-async def metrics(request: Request) -> Response:
-    """Prometheus metrics of this server (its own registry)."""
+async def metrics(request: Request, manager: ManagerDep) -> Response:
+    """Prometheus metrics of this server (its own registry), with the workers' render counters."""
+    request.app.state.metrics.history.update(await manager.render_stats())
     return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -6,8 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Response
 
-from envhub.server.deps import ManagerDep, require_token
-from envhub.server.models import (
+from envhub.core.wire import (
     ResetRequest,
     ResetResponse,
     SessionClosed,
@@ -17,6 +16,7 @@ from envhub.server.models import (
     StepRequest,
     StepResponse,
 )
+from envhub.server.deps import ManagerDep, require_token
 from envhub.server.routes._responses import ERRORS, SESSION_ERRORS, json_bytes
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "create_session",
     "delete_session",
     "get_session",
+    "history_png",
     "reset_session",
     "router",
     "step_session",
@@ -39,7 +40,7 @@ SessionId = Annotated[str, Path(max_length=255, description="The id POST /v1/ses
 @router.post("", status_code=201, response_model=SessionCreated)
 async def create_session(body: SessionCreate, manager: ManagerDep) -> SessionCreated:
     """Create a session (an env instance on one worker). Reset it before stepping."""
-    record = await manager.create(body.env_kwargs)
+    record = await manager.create(body.env_kwargs, history=body.history)
     return SessionCreated(session_id=record.session_id, env_id=manager.env_id, expires_at=record.expires_at)
 
 
@@ -56,6 +57,20 @@ async def reset_session(session_id: SessionId, body: ResetRequest, manager: Mana
 async def step_session(session_id: SessionId, body: StepRequest, manager: ManagerDep) -> Response:
     """Apply one text action. A retry with the same ``request_id`` returns the stored result."""
     return json_bytes(await manager.step(session_id, body.action, request_id=body.request_id))
+
+
+@router.get(
+    "/{session_id}/history.png",
+    response_class=Response,
+    responses={**SESSION_ERRORS, 200: {"content": {"image/png": {}}}},
+)
+async def history_png(session_id: SessionId, manager: ManagerDep) -> Response:
+    """The session's latest history image (rendered after its last step; the blank page before).
+
+    Only for sessions created with ``history``; ``X-History-Step`` says which step it follows.
+    """
+    png, step = await manager.history_png(session_id)
+    return Response(png, media_type="image/png", headers={"X-History-Step": str(step)})
 
 
 @router.get("/{session_id}", response_model=SessionState, responses=SESSION_ERRORS)

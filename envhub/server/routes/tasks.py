@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
 
+from envhub.core.wire import TaskList
 from envhub.server.deps import ManagerDep, require_token
-from envhub.server.models import TaskList
 from envhub.server.routes._responses import ERRORS, json_bytes
 
 __all__ = ["list_tasks", "router"]

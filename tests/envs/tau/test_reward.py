@@ -1,9 +1,17 @@
 """tau-bench's reward over every task: gold replay scores 1, a skipped write or a missing
-output scores 0, and pass^k."""
+output scores 0, and pass^k.
+
+The gold database of each task is the one tau-trait 0.1.1's own tools produce: its digest is
+read from ``tests/reference/tau.jsonl.gz`` (see tests/reference/README.md), never taken from
+envhub's own replay, so a tool that writes the wrong value cannot score 1.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import json
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +19,14 @@ from envhub.envs.tau.airline_tools import AIRLINE_TOOLS
 from envhub.envs.tau.data import Domain, TauTask, load_domain
 from envhub.envs.tau.db import TauDB, canonical_hash
 from envhub.envs.tau.retail_tools import RETAIL_TOOLS
-from envhub.envs.tau.reward import compute_reward, gold_state, pass_hat_k, replay
+from envhub.envs.tau.reward import (
+    changed_records,
+    compute_reward,
+    gold_state,
+    pass_hat_k,
+    replay,
+    state_digest,
+)
 from envhub.envs.tau.toolkit import ToolSpec
 
 SPLITS = [("retail", "test"), ("retail", "train"), ("airline", "test")]
@@ -31,6 +46,20 @@ SKIP_LAST_WRITE_EXCEPTIONS = {
 }  # fmt: skip
 
 
+#: tau-trait's reference data (tests/reference/README.md).
+REFERENCE = Path(__file__).parents[2] / "reference" / "tau.jsonl.gz"
+#: (domain, task id) -> digest of the database tau-trait's tools leave after the gold actions.
+REFERENCE_DIGEST = {
+    (line["domain"], line["task_id"]): line["digest"]
+    for line in map(json.loads, gzip.decompress(REFERENCE.read_bytes()).decode().splitlines())
+    if line["kind"] == "gold"
+}
+
+
+def _digest(domain: Domain, db: TauDB) -> str:
+    return state_digest(changed_records(domain, db))
+
+
 def _final_db(domain: Domain, tools: tuple[ToolSpec, ...], task: TauTask) -> TauDB:
     db = TauDB(domain.tables)
     replay(db, {t.name: t for t in tools}, task)
@@ -42,8 +71,11 @@ def test_replaying_gold_actions_then_stopping_scores_one_on_every_task(domain_na
     domain, tools = load_domain(domain_name), TOOLS[domain_name]
     failed = []
     for task in domain.tasks[split]:
-        result = compute_reward(domain, tools, task, _final_db(domain, tools, task), list(task.outputs))
-        if result.reward != 1.0:
+        reference = REFERENCE_DIGEST[(domain_name, task.task_id)]
+        db = _final_db(domain, tools, task)
+        result = compute_reward(domain, tools, task, db, list(task.outputs))
+        # The final database and the gold state the reward compares against are tau-trait's.
+        if result.reward != 1.0 or _digest(domain, db) != reference or result.gold_digest != reference:
             failed.append(task.task_id)
     assert len(domain.tasks[split]) > 0
     assert failed == []
@@ -61,7 +93,11 @@ def test_skipping_the_last_database_write_scores_zero(domain_name: str, split: s
         shorter = dataclasses.replace(
             task, actions=tuple(a for i, a in enumerate(task.actions) if i != positions[-1])
         )
-        result = compute_reward(domain, tools, task, _final_db(domain, tools, shorter), list(task.outputs))
+        shorter_db = _final_db(domain, tools, shorter)
+        result = compute_reward(domain, tools, task, shorter_db, list(task.outputs))
+        assert result.gold_digest == REFERENCE_DIGEST[(domain_name, task.task_id)]
+        # Scoring 0 must mean "differs from tau-trait's gold database", and 1 "equals it".
+        assert result.db_match == (_digest(domain, shorter_db) == result.gold_digest), task.task_id
         if result.reward != 0.0:
             still_one.add(task.task_id)
             outputs = replay(TauDB(domain.tables), {t.name: t for t in tools}, task)
@@ -119,7 +155,15 @@ def test_digest_equality_matches_tau_bench_full_database_hash() -> None:
     assert (
         gold_state(domain, RETAIL_TOOLS, task).digest
         == compute_reward(domain, RETAIL_TOOLS, task, ours, []).gold_digest
+        == REFERENCE_DIGEST[("retail", task.task_id)]
     )
+
+
+def test_every_tasks_gold_state_is_tau_traits() -> None:
+    for domain_name, split in SPLITS:
+        domain, tools = load_domain(domain_name), TOOLS[domain_name]
+        for task in domain.tasks[split]:
+            assert gold_state(domain, tools, task).digest == REFERENCE_DIGEST[(domain_name, task.task_id)]
 
 
 def test_pass_hat_k_is_the_mean_of_binomial_ratios() -> None:

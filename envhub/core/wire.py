@@ -33,11 +33,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from envhub.agent.memory import MEMORY_STYLES
 from envhub.core.errors import ErrorCode
 
 __all__ = [
+    "HISTORY_PRESETS",
     "MAX_BATCH_ITEMS",
     "MAX_GROUP_SIZE",
     "BatchResetItem",
@@ -51,6 +53,8 @@ __all__ = [
     "GroupCreated",
     "GroupMember",
     "Health",
+    "HistoryFrame",
+    "HistoryOptions",
     "OpenEnvAction",
     "OpenEnvMetadata",
     "OpenEnvObservation",
@@ -127,6 +131,10 @@ class SessionCreate(_Request):
         default_factory=dict,
         description="Keyword arguments for the env constructor (as in envhub.make(env_id, **env_kwargs)).",
     )
+    history: HistoryOptions | None = Field(
+        default=None,
+        description="Keep the agent's history in its worker and render it (AgentOCR) after each step.",
+    )
 
 
 class SessionCreated(_Response):
@@ -192,6 +200,10 @@ class StepResponse(_Response):
     info: dict[str, Any] = Field(description="The env's info dict (anchor, admissible_actions, won, ...).")
     step_count: int = Field(description="Actions taken in this episode, this one included.")
     expires_at: float = Field(description="Unix time (s) the session now expires if left idle.")
+    history: HistoryFrame | None = Field(
+        default=None,
+        description="The rendered history for the next prompt; absent for sessions created without history.",
+    )
 
 
 class SessionState(_Response):
@@ -241,6 +253,9 @@ class GroupCreate(_Request):
         default=None, max_length=64, description="Split to draw the task from (no task_id)."
     )
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Env constructor keyword arguments.")
+    history: HistoryOptions | None = Field(
+        default=None, description="Server-side AgentOCR history for every member (see SessionCreate)."
+    )
 
 
 class GroupMember(_Response):
@@ -452,3 +467,96 @@ class OpenEnvMetadata(BaseModel):
     version: str | None = Field(default=None, description="Version of the environment.")
     author: str | None = Field(default=None, description="Author of the environment.")
     documentation_url: str | None = Field(default=None, description="Documentation URL.")
+
+
+# -- AgentOCR history (server-side rendering) ---------------------------------------------------
+
+#: Render presets a session's history may use (``envhub.render.RenderConfig.<preset>()``).
+HISTORY_PRESETS = ("alfworld", "search")
+
+
+class HistoryOptions(_Request):
+    """``history`` on ``POST /v1/sessions`` / ``POST /v1/groups``: keep and render the agent's history.
+
+    After every step the session's worker records (the observation the action was taken in,
+    the action) into an :class:`envhub.render.OpticalHistory` and renders the image for the next
+    prompt with the worker's segment cache, exactly as a client calling ``record`` then
+    ``render`` would.
+    """
+
+    style: str = Field(
+        default="ocr", description="Memory line style: ocr (ALFWorld), ocr-search (search), step or search."
+    )
+    window: int = Field(
+        default=50, ge=0, le=100_000, description="Steps shown (AgentOCR: 50 ALFWorld, 4 search)."
+    )
+    preset: str = Field(
+        default="alfworld", description="Render preset: alfworld (font 10, 392 px) or search."
+    )
+    compression: bool = Field(
+        default=False,
+        description=(
+            "Self-compression: read <compression>c</compression> from each action (the tag is removed "
+            "before the env sees the action), shrink the next image by c, and return the "
+            "compression-aware rewards when the episode ends."
+        ),
+    )
+    compression_lam: float = Field(
+        default=0.01, ge=0.0, description="Bonus weight for won episodes (lambda)."
+    )
+    compression_mu: float = Field(default=0.0, ge=0.0, description="Penalty weight for lost episodes (mu).")
+    inline: bool | None = Field(
+        default=None,
+        description=(
+            "true: the PNG rides in the step response (base64); false: a link to "
+            "GET /v1/sessions/{id}/history.png; null: the server default (inline, measured cheaper)."
+        ),
+    )
+
+    @field_validator("style")
+    @classmethod
+    def _known_style(cls, style: str) -> str:
+        if style not in MEMORY_STYLES:
+            raise ValueError(f"unknown history style {style!r}; use one of {sorted(MEMORY_STYLES)}")
+        return style
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, preset: str) -> str:
+        if preset not in HISTORY_PRESETS:
+            raise ValueError(f"unknown history preset {preset!r}; use one of {list(HISTORY_PRESETS)}")
+        return preset
+
+
+class HistoryFrame(_Response):
+    """The history image rendered after a step, for the next prompt, and what it costs."""
+
+    step: int = Field(description="Steps recorded in this episode (the image shows the last `window`).")
+    segments: int = Field(description="History lines (steps) drawn.")
+    width: int = Field(description="Image width in pixels.")
+    height: int = Field(description="Image height in pixels.")
+    vision_tokens: int = Field(description="Visual tokens a Qwen2.5-VL-style model spends on the image.")
+    text_tokens: int = Field(description="Estimated tokens of the same history as text (a lower bound).")
+    compression: float = Field(description="Compression factor applied to this image (1 = none).")
+    cache_hits: int = Field(description="Segments taken from the worker's segment cache in this render.")
+    cache_misses: int = Field(description="Segments drawn in this render.")
+    truncated: bool = Field(description="Lines past the preset's max height were cut off.")
+    png_base64: str | None = Field(default=None, description="The PNG, base64, when sent inline.")
+    url: str | None = Field(default=None, description="Where to GET the PNG, when not inline.")
+    compression_valid: bool | None = Field(
+        default=None, description="Self-compression on: whether this action's tag use was valid."
+    )
+    compression_rewards: list[float] | None = Field(
+        default=None,
+        description=(
+            "Self-compression on, on the step that ends the episode: per step row, the episode "
+            "reward + the compression term (lam ln c_t if won, else -mu ln c_t). The env reward is untouched."
+        ),
+    )
+
+
+SessionCreate.model_rebuild()
+GroupCreate.model_rebuild()
+StepResponse.model_rebuild()
+BatchStepSlot.model_rebuild()
+BatchStepResponse.model_rebuild()

@@ -1,0 +1,540 @@
+"""The rollout engine: its own overhead, throughput, and independent groups vs lockstep.
+
+    python bench/rollout.py                  # every part
+    python bench/rollout.py --part overhead --groups 8
+
+Parts:
+
+* ``overhead`` — envhub's own cost per step with an instantaneous scripted policy: the engine's
+  wall time minus the env's own compute (the recorded actions replayed on a local env, timing
+  only ``env.step``), per step. TimeSeries through a real env server (goal ≤ 1 ms/step) and
+  ALFWorld through a real env server (goal ≤ 5% of env time). Groups run one at a time so the
+  subtraction is meaningful.
+* ``tiny`` — 16 groups × 8 on TimeSeries with a tiny transformers model on the CPU (needs the
+  policy package's TransformersBackend and tiny-model builder; skipped when absent).
+* ``lockstep`` — 16 groups × 8 on TimeSeries (in-process envs) with a heavy-tailed (Pareto)
+  policy latency per prompt: verl-agent's lockstep loop (every member of every group waits for
+  the slowest call of the batch) against envhub's independent groups. Goal: ≥ 1.5× faster.
+* ``crash`` — steps re-done after a SIGKILL of the rollout service mid-job (needs Redis and the
+  queue package's journal; skipped when absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_result
+
+import envhub
+from envhub.core.records import Group
+from envhub.policy.base import Prompt
+from envhub.policy.scripted import ScriptedBackend, heavy_tailed_latency
+from envhub.rollout.context import AgentContext
+from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+from envhub.rollout.envpool import InProcessEnvPool, RemoteEnvPool, StepItem
+from envhub.server import ServerSettings
+from envhub.server.testing import serve_in_thread
+
+TS = "envhub/TimeSeries-v0"
+ALF = "envhub/ALFWorld-v0"
+
+
+class Sink:
+    """Collects published groups (the queue is not what is measured)."""
+
+    def __init__(self) -> None:
+        self.groups: list[Group] = []
+
+    async def put(self, group: Group) -> None:
+        self.groups.append(group)
+
+    async def get(self, count: int, *, timeout_s: float | None = None) -> list[Any]:
+        return []
+
+    async def ack(self, deliveries: Any) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def env_compute_s(
+    env_id: str, groups: list[Group], env_kwargs: dict[str, Any], seeds: dict[str, int]
+) -> float:
+    """Seconds the env itself spends on the recorded episodes: building, resetting, stepping."""
+    total = 0.0
+    for group in groups:
+        for traj in group.trajectories:
+            t0 = time.perf_counter()
+            env = envhub.make(env_id, **env_kwargs)
+            env.reset(seed=seeds[group.uid], options={"task_id": group.task_id})
+            total += time.perf_counter() - t0
+            for step in traj.steps:
+                t0 = time.perf_counter()
+                env.step(step.action)
+                total += time.perf_counter() - t0
+            env.close()
+    return total
+
+
+async def engine_run(
+    envs: Any, backend: Any, tasks: list[GroupTask], **cfg: Any
+) -> tuple[list[Group], float]:
+    sink = Sink()
+    engine = RolloutEngine(envs=envs, backend=backend, config=EngineConfig(**cfg), queue=sink, job_id="b")
+    t0 = time.perf_counter()
+    await engine.run(tasks)
+    wall = time.perf_counter() - t0
+    await envs.aclose()
+    return sink.groups, wall
+
+
+def recorded_texts(
+    env_id: str, policy: Any, tasks: list[GroupTask], **cfg: Any
+) -> dict[tuple[str, int], str]:
+    """The scripted policy's answers, recorded once, so the measured run's policy is instantaneous."""
+    envs = InProcessEnvPool(lambda **kw: envhub.make(env_id, **kw), env_id=env_id)
+    groups, _ = asyncio.run(engine_run(envs, ScriptedBackend(make_policy=policy), tasks, **cfg))
+    return {(s.traj_id, s.step_idx): s.response_text for g in groups for t in g.trajectories for s in t.steps}
+
+
+def overhead_row(
+    env_id: str,
+    policy: Any,
+    tasks: list[GroupTask],
+    env_kwargs: dict[str, Any],
+    *,
+    remote: str | None,
+    group_size: int,
+    repeats: int,
+) -> dict[str, Any]:
+    """Median and best of ``repeats`` runs (the machine is shared: the best run is the least disturbed)."""
+    cfg = dict(group_size=group_size, max_concurrent_groups=1, env_kwargs=env_kwargs)
+    texts = recorded_texts(env_id, policy, tasks, **cfg)
+    replay = ScriptedBackend(lambda p: texts[(p.metadata["member"], p.metadata["step_idx"])])
+    seeds = {f"b-{t.slot}-0": t.seed for t in tasks}
+    per_step, pct = [], []
+    for _ in range(repeats):
+        if remote is not None:
+            envs: Any = RemoteEnvPool([remote], env_id=env_id)
+        else:
+            envs = InProcessEnvPool(lambda **kw: envhub.make(env_id, **kw), env_id=env_id)
+        groups, wall = asyncio.run(engine_run(envs, replay, tasks, **cfg))
+        steps = sum(t.length for g in groups for t in g.trajectories)
+        env_s = env_compute_s(env_id, groups, env_kwargs, seeds)
+        overhead = max(0.0, wall - env_s)
+        per_step.append(1000 * overhead / steps)
+        pct.append(100 * overhead / env_s)
+    return {
+        "part": "overhead",
+        "env": env_id,
+        "path": "server" if remote else "in-process",
+        "groups": len(groups),
+        "group_size": group_size,
+        "steps": steps,
+        "repeats": repeats,
+        "env_ms_per_step": 1000 * env_s / steps,
+        "overhead_ms_per_step_median": statistics.median(per_step),
+        "overhead_ms_per_step_best": min(per_step),
+        "overhead_pct_of_env_median": statistics.median(pct),
+        "overhead_pct_of_env_best": min(pct),
+    }
+
+
+def part_overhead(groups: int, group_size: int, repeats: int) -> list[dict[str, Any]]:
+    from envhub.envs.timeseries.policy import HeuristicPolicy
+
+    rows = []
+    ts_kwargs = {"images": False}
+    tasks = [GroupTask(i, f"test-{i}", i) for i in range(groups)]
+    with serve_in_thread(ServerSettings(env_id=TS, workers=1)) as server:
+        rows.append(
+            overhead_row(
+                TS,
+                HeuristicPolicy,
+                tasks,
+                ts_kwargs,
+                remote=server.base_url,
+                group_size=group_size,
+                repeats=repeats,
+            )
+        )
+    rows.append(
+        overhead_row(
+            TS, HeuristicPolicy, tasks, ts_kwargs, remote=None, group_size=group_size, repeats=repeats
+        )
+    )
+    try:
+        from envhub.envs.alfworld.data import embedded_data_dir
+        from envhub.envs.alfworld.policy import WalkthroughPolicy
+    except ImportError:
+        return rows
+    alf_kwargs = {"data_dir": str(embedded_data_dir().parent)}
+    probe = envhub.make(ALF, **alf_kwargs)
+    alf_tasks = [
+        GroupTask(i, t, i) for i, t in enumerate(list(probe.unwrapped.task_ids())[: max(2, groups // 2)])
+    ]  # type: ignore[attr-defined]
+    probe.close()
+    with serve_in_thread(ServerSettings(env_id=ALF, workers=1)) as server:
+        rows.append(
+            overhead_row(
+                ALF,
+                WalkthroughPolicy,
+                alf_tasks,
+                alf_kwargs,
+                remote=server.base_url,
+                group_size=min(group_size, 4),
+                repeats=repeats,
+            )
+        )
+    return rows
+
+
+def part_tiny(groups: int, group_size: int) -> list[dict[str, Any]]:
+    try:
+        from envhub.policy.tiny import build_tiny_model
+        from envhub.policy.transformers_backend import TransformersBackend
+    except ImportError as exc:
+        return [{"part": "tiny", "skipped": f"policy package not available: {exc}"}]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # TimeSeries prompts (a summary of the series) run past the default 2048 positions.
+        path = build_tiny_model(tmp, max_position_embeddings=8192)
+        backend = TransformersBackend(path)
+        envs = InProcessEnvPool(lambda **kw: envhub.make(TS, **kw), env_id=TS)
+        sink = Sink()
+        from envhub.policy.base import SamplingParams
+        from envhub.rollout.context import ContextConfig
+
+        config = EngineConfig(
+            group_size=group_size,
+            max_concurrent_groups=groups,
+            env_kwargs={"images": False},
+            sampling=SamplingParams(max_tokens=16),
+            context=ContextConfig(max_steps=3),
+        )
+        engine = RolloutEngine(envs=envs, backend=backend, config=config, queue=sink, job_id="tiny")
+
+        async def go() -> float:
+            t0 = time.perf_counter()
+            await engine.run([GroupTask(i, f"test-{i}", i) for i in range(groups)])
+            wall = time.perf_counter() - t0
+            await envs.aclose()
+            await backend.aclose()
+            return wall
+
+        wall = asyncio.run(go())
+    report = engine.report
+    return [
+        {
+            "part": "tiny",
+            "groups": groups,
+            "group_size": group_size,
+            "steps": report.steps,
+            "tokens": report.tokens,
+            "wall_s": wall,
+            "groups_per_s": report.published / wall,
+            "steps_per_s": report.steps / wall,
+            "tokens_per_s": report.tokens / wall,
+            "response_tokens_per_s": engine.metrics.tokens.labels("response")._value.get() / wall,
+        }
+    ]
+
+
+async def lockstep(tasks: list[GroupTask], group_size: int, backend: ScriptedBackend, max_steps: int) -> int:
+    """verl-agent's loop: all members of all groups take each step together (one call, one step)."""
+    from envhub.rollout.context import ContextConfig
+
+    envs = InProcessEnvPool(lambda **kw: envhub.make(TS, **kw), env_id=TS)
+    ctx_config = ContextConfig(max_steps=max_steps)
+    template = ctx_config.template(TS)
+    opened = [
+        await envs.open_group(
+            group_size=group_size, task_id=t.task_id, seed=t.seed, split=None, env_kwargs={"images": False}
+        )
+        for t in tasks
+    ]
+    members = [
+        {
+            "group": g,
+            "session": m.session_id,
+            "obs": m.observation,
+            "info": m.info,
+            "done": False,
+            "ctx": AgentContext(ctx_config, template),
+            "id": f"l-{tasks[gi].slot}-0-{mi}",  # shaped like the engine's traj ids
+            "index": mi,
+        }
+        for gi, g in enumerate(opened)
+        for mi, m in enumerate(g.members)
+    ]
+    steps = 0
+    for step_idx in range(max_steps):
+        live = [m for m in members if not m["done"]]
+        if not live:
+            break
+        prompts = [
+            Prompt(
+                messages=m["ctx"].prompt(m["obs"], m["info"]).messages,
+                metadata={
+                    "observation": m["obs"],
+                    "info": m["info"],
+                    "member": m["id"],
+                    "member_index": m["index"],
+                    "step_idx": step_idx,
+                },
+            )
+            for m in live
+        ]
+        completions = await backend.generate(prompts, EngineConfig().sampling)  # waits for the slowest
+        by_group: dict[int, list[tuple[dict[str, Any], Any]]] = {}
+        for m, c in zip(live, completions, strict=True):
+            by_group.setdefault(id(m["group"]), []).append((m, m["ctx"].project(c.text)))
+
+        async def step_group(pairs: list[tuple[dict[str, Any], Any]]) -> None:
+            outcomes = await envs.step(
+                pairs[0][0]["group"], [StepItem(m["session"], p.action) for m, p in pairs]
+            )
+            for (m, p), o in zip(pairs, outcomes, strict=True):
+                m["ctx"].record(m["obs"], p, o.observation)
+                m["obs"], m["info"], m["done"] = o.observation, o.info or {}, o.terminated or o.truncated
+
+        await asyncio.gather(*(step_group(pairs) for pairs in by_group.values()))
+        steps += len(live)
+    for g in opened:
+        await envs.close_group(g)
+    await envs.aclose()
+    return steps
+
+
+def part_lockstep(
+    groups: int, group_size: int, median_s: float, alpha: float, repeats: int
+) -> list[dict[str, Any]]:
+    from envhub.envs.timeseries.policy import HeuristicPolicy
+
+    tasks = [GroupTask(i, f"test-{i}", i) for i in range(groups)]
+    cfg = dict(group_size=group_size, max_concurrent_groups=groups, env_kwargs={"images": False})
+    # The heuristic's answers are recorded once, so both loops spend only the injected latency.
+    recorded = recorded_texts(TS, HeuristicPolicy, tasks, **cfg)
+    texts = {(k.split("-")[1], int(k.split("-")[3]), i): v for (k, i), v in recorded.items()}
+
+    def replay(p: Prompt) -> str:
+        parts = str(p.metadata["member"]).split("-")
+        return texts[(parts[1], int(parts[3]), int(p.metadata["step_idx"]))]
+
+    rows = []
+    for seed in range(repeats):
+        lat = dict(median_s=median_s, alpha=alpha, cap_s=60 * median_s, seed=seed)
+        t0 = time.perf_counter()
+        lock_steps = asyncio.run(
+            lockstep(
+                tasks,
+                group_size,
+                ScriptedBackend(replay, latency=heavy_tailed_latency(**lat)),
+                50,
+            )
+        )
+        lock_s = time.perf_counter() - t0
+        envs = InProcessEnvPool(lambda **kw: envhub.make(TS, **kw), env_id=TS)
+        sink = Sink()
+        engine = RolloutEngine(
+            envs=envs,
+            backend=ScriptedBackend(replay, latency=heavy_tailed_latency(**lat)),
+            config=EngineConfig(**cfg),
+            queue=sink,
+            job_id="ind",
+        )
+
+        async def go(engine: RolloutEngine, envs: InProcessEnvPool) -> None:
+            await engine.run(tasks)
+            await envs.aclose()
+
+        t0 = time.perf_counter()
+        asyncio.run(go(engine, envs))
+        ind_s = time.perf_counter() - t0
+        rows.append(
+            {
+                "part": "lockstep",
+                "seed": seed,
+                "groups": groups,
+                "group_size": group_size,
+                "latency": f"Pareto(alpha={alpha}) median {median_s * 1000:g} ms, cap {60 * median_s:g} s",
+                "lockstep_s": lock_s,
+                "independent_s": ind_s,
+                "speedup": lock_s / ind_s,
+                "steps_lockstep": lock_steps,
+                "steps_independent": engine.report.steps,
+            }
+        )
+    return rows
+
+
+def _service(port: int, stream: str, redis_url: str) -> Any:
+    import os
+    import subprocess
+
+    import httpx
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "REDIS_URL": redis_url, "ENVHUB_STREAM": stream, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "envhub.cli", "serve-rollouts", "--port", str(port)],
+        env=env,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("the rollout service did not start")
+
+
+def part_crash(repeats: int, redis_url: str = "redis://127.0.0.1:6379/0") -> list[dict[str, Any]]:
+    """SIGKILL the service mid-job (Redis queue + journal), restart it, count the steps played again."""
+    import signal
+    import socket
+    import uuid
+
+    import httpx
+    import redis
+
+    from envhub.rollout.queue.redis import RedisQueue
+
+    rows = []
+    with serve_in_thread(ServerSettings(env_id=TS, workers=2)) as server:
+        for run in range(repeats):
+            stream = f"envhub:bench-crash:{uuid.uuid4().hex[:8]}"
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            url = f"http://127.0.0.1:{port}"
+            body = {
+                "env_urls": [server.base_url],
+                "split": "test",
+                "count": 16,
+                "group_size": 4,
+                "max_concurrent_groups": 4,
+                "env_kwargs": {"images": False},
+                "policy": "scripted:tests.rollout.scripted_policies:stateless_slow",
+            }
+            proc = _service(port, stream, redis_url)
+            job_id = httpx.post(f"{url}/v1/rollouts", json=body, timeout=30).json()["job_id"]
+            while httpx.get(f"{url}/v1/rollouts/{job_id}").json()["published"] < 4 + 2 * run:
+                time.sleep(0.02)
+            time.sleep(0.05 + 0.1 * run)  # kill at different points of the in-flight episodes
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            t0 = time.perf_counter()
+            proc = _service(port, stream, redis_url)
+            while (progress := httpx.get(f"{url}/v1/rollouts/{job_id}").json())["status"] not in (
+                "done",
+                "failed",
+            ):
+                time.sleep(0.05)
+            recovery_s = time.perf_counter() - t0
+            proc.terminate()
+            proc.wait()
+
+            async def drain(stream: str = stream) -> list[Group]:
+                queue = RedisQueue(redis_url, stream=stream, group="bench-check", consumer="check")
+                found: list[Group] = []
+                while deliveries := await queue.get(64, timeout_s=0.5):
+                    found.extend(d.group for d in deliveries)
+                    await queue.ack(deliveries)
+                await queue.aclose()
+                return found
+
+            groups = asyncio.run(drain())
+            client = redis.Redis.from_url(redis_url)
+            keys = list(client.scan_iter(f"{stream}*"))
+            if keys:
+                client.delete(*keys)
+            client.close()
+            tasks = sorted(g.task_id for g in groups)
+            rows.append(
+                {
+                    "part": "crash",
+                    "run": run,
+                    "groups": 16,
+                    "group_size": 4,
+                    "published": len(groups),
+                    "every_task_once": tasks == sorted(f"test-{i}" for i in range(16)),
+                    "steps_after_restart": progress["steps"],
+                    "steps_resumed": progress["steps_resumed"],
+                    "steps_redone": progress["steps_redone"],
+                    "restart_to_done_s": recovery_s,
+                }
+            )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--part", choices=["overhead", "tiny", "lockstep", "crash", "all"], default="all")
+    parser.add_argument("--groups", type=int, default=16)
+    parser.add_argument("--group-size", type=int, default=8)
+    parser.add_argument("--median-ms", type=float, default=20.0, help="Median injected policy latency.")
+    parser.add_argument("--alpha", type=float, default=1.5, help="Pareto tail index of the latency.")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    parts = ["overhead", "tiny", "lockstep", "crash"] if args.part == "all" else [args.part]
+    rows: list[dict[str, Any]] = []
+    for part in parts:
+        if part == "overhead":
+            rows += part_overhead(min(args.groups, 8), args.group_size, args.repeats)
+        elif part == "tiny":
+            rows += part_tiny(args.groups, args.group_size)
+        elif part == "lockstep":
+            rows += part_lockstep(
+                args.groups, args.group_size, args.median_ms / 1000, args.alpha, args.repeats
+            )
+        else:
+            rows += part_crash(min(args.repeats, 3))
+    console = Console(width=180)
+    for part in parts:
+        mine = [r for r in rows if r["part"] == part]
+        if not mine:
+            continue
+        table = Table(title=f"rollout: {part}")
+        keys = list(dict.fromkeys(k for r in mine for k in r if k != "part"))
+        for key in keys:
+            table.add_column(key, justify="right")
+        for r in mine:
+            table.add_row(
+                *(f"{r[k]:.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys)
+            )
+        console.print(table)
+    lock = [r["speedup"] for r in rows if r["part"] == "lockstep"]
+    if lock:
+        console.print(f"lockstep vs independent: median speedup {statistics.median(lock):.2f}x")
+    # A run of some parts keeps the other parts' rows from the previous result file.
+    previous = Path(__file__).resolve().parent / "results" / "rollout.json"
+    if previous.exists():
+        kept = [r for r in json.loads(previous.read_text()).get("rows", []) if r.get("part") not in parts]
+        rows = kept + rows
+    path = write_result("rollout", vars(args), rows)
+    console.print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

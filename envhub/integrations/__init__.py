@@ -1,0 +1,15 @@
+"""Adapters that plug envhub's envs into other RL frameworks.
+
+Each adapter lives in its own module and imports its framework only when used, so importing
+``envhub.integrations`` needs nothing beyond envhub:
+
+* :mod:`envhub.integrations.skyrl`: a SkyRL ``BaseTextEnv`` over any envhub env (in process or
+  over HTTP) and :func:`~envhub.integrations.skyrl.register_envhub_envs` (extra ``skyrl``);
+* :mod:`envhub.integrations.verl_agent`: a verl-agent environment manager whose envs are
+  sessions of an envhub server (no extra: verl-agent is not on PyPI; numpy only);
+* Gymnasium's vector API needs no adapter: ``gymnasium.make_vec("envhub/<Name>-v0", N)``
+  works for every env, and ``make_vec("envhub/Remote-v0", N, base_url=...)`` builds
+  :class:`envhub.client.RemoteVectorEnv`.
+"""
+
+__all__: list[str] = []

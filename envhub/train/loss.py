@@ -1,0 +1,189 @@
+"""verl's PPO-style actor loss, exactly: clipped token ratios, dual clip, k3 KL, entropy, TIS.
+
+Shapes: every per-token tensor is ``(rows, response_tokens)`` with ``mask`` 1 on sampled
+response tokens and 0 on padding (and on env tokens in trajectory mode). ``advantages`` is per
+token (a per-row scalar broadcast over the row's tokens, see :func:`envhub.algos.broadcast_to_tokens`).
+
+The formulas are verl 0.9.1's (``shared/reference/round2_rollout_trainer.md`` §2):
+
+* ratio ``r = exp(clamp(logp - old, -20, 20))`` per token;
+* ``L = max(-A·r, -A·clip(r, 1-ε_low, 1+ε_high))``, and where ``A < 0`` the dual clip
+  ``L = min(L, -c·A)`` with ``c = 3``;
+* aggregation ``token-mean`` over the whole mini-batch by default (the denominator is passed in
+  so that micro-batches and data-parallel ranks add up to one true token mean);
+* k3 KL (``low_var_kl``): ``d = clamp(ref - logp, -20, 20)``, ``k3 = clamp(exp(d) - d - 1, -10, 10)``;
+* truncated importance sampling against the rollout's logprobs multiplies the per-token loss by
+  ``min(exp(old - rollout), threshold)`` (no gradient through the weight).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+__all__ = [
+    "AggMode",
+    "KLKind",
+    "PolicyLossOutput",
+    "agg_loss",
+    "entropy_from_logits",
+    "kl_penalty",
+    "policy_loss",
+    "tis_weights",
+]
+
+AggMode = Literal[
+    "token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
+]
+KLKind = Literal["low_var_kl", "k3", "kl", "k1", "abs", "mse", "k2"]
+
+_LOG_RATIO_CLAMP = 20.0
+_K3_CLAMP = 10.0
+
+
+def agg_loss(
+    loss: torch.Tensor,
+    mask: torch.Tensor,
+    mode: AggMode = "token-mean",
+    *,
+    global_tokens: float | None = None,
+    global_rows: float | None = None,
+    norm_constant: float | None = None,
+) -> torch.Tensor:
+    """Reduce a per-token loss matrix to a scalar the way verl 0.9.1's ``agg_loss`` does.
+
+    Args:
+        loss: ``(rows, tokens)`` per-token values.
+        mask: ``(rows, tokens)`` 1 where the token counts.
+        mode: ``token-mean`` Σ(L·m)/Σm; ``token-sum`` Σ(L·m); ``seq-mean-token-sum`` mean over
+            rows of Σ_t L·m; ``seq-mean-token-mean`` mean over rows of Σ_t L·m/Σ_t m;
+            ``seq-mean-token-sum-norm`` (Dr. GRPO) Σ(L·m)/``norm_constant`` (default: tokens).
+        global_tokens: the token-mean denominator of the whole mini-batch (all micro-batches and
+            ranks); defaults to this call's Σm, i.e. a mean over this micro-batch only.
+        global_rows: the seq-mean denominator likewise (rows with at least one token).
+        norm_constant: the Dr. GRPO constant.
+    """
+    mask = mask.to(loss.dtype)
+    if mode == "token-mean":
+        denom = mask.sum() if global_tokens is None else torch.tensor(global_tokens, dtype=loss.dtype)
+        return (loss * mask).sum() / denom.clamp_min(1.0)
+    if mode == "token-sum":
+        return (loss * mask).sum()
+    per_row_tokens = mask.sum(dim=-1)
+    live = per_row_tokens > 0  # verl 0.9.1 leaves fully masked rows out of the seq-mean modes
+    rows = live.sum().to(loss.dtype) if global_rows is None else torch.tensor(global_rows, dtype=loss.dtype)
+    row_sum = (loss * mask).sum(dim=-1)
+    if mode == "seq-mean-token-sum":
+        return row_sum[live].sum() / rows.clamp_min(1.0)
+    if mode == "seq-mean-token-mean":
+        return (row_sum[live] / per_row_tokens[live]).sum() / rows.clamp_min(1.0)
+    if mode == "seq-mean-token-sum-norm":
+        constant = float(loss.shape[-1]) if norm_constant is None else norm_constant
+        return row_sum.sum() / constant
+    raise ValueError(f"Unknown loss aggregation {mode!r}; use one of {AggMode.__args__}.")  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class PolicyLossOutput:
+    """The aggregated policy-gradient loss and verl's diagnostics (detached floats)."""
+
+    loss: torch.Tensor
+    clipfrac: float
+    clipfrac_lower: float
+    approx_kl: float
+
+
+def tis_weights(old_logp: torch.Tensor, rollout_logp: torch.Tensor, threshold: float = 2.0) -> torch.Tensor:
+    """Truncated importance weights ``min(exp(old - rollout), threshold)``, without gradient."""
+    log_w = (old_logp - rollout_logp).detach().clamp(-_LOG_RATIO_CLAMP, _LOG_RATIO_CLAMP)
+    return torch.exp(log_w).clamp(max=threshold)
+
+
+def _sequence_log_ratio(logp: torch.Tensor, old_logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """GSPO: every token carries the row's length-normalised log ratio, with a per-token gradient."""
+    m = mask.to(logp.dtype)
+    seq = ((logp - old_logp) * m).sum(-1) / m.sum(-1).clamp_min(1.0)
+    return logp - logp.detach() + seq.detach().unsqueeze(-1)
+
+
+def policy_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    clip_low: float = 0.2,
+    clip_high: float = 0.2,
+    clip_c: float | None = 3.0,
+    ratio: Literal["token", "sequence"] = "token",
+    agg: AggMode = "token-mean",
+    global_tokens: float | None = None,
+    global_rows: float | None = None,
+    weights: torch.Tensor | None = None,
+) -> PolicyLossOutput:
+    """The clipped policy-gradient loss of verl 0.9.1 (``compute_policy_loss_vanilla``), plus GSPO.
+
+    Args:
+        logp: current per-token log-probs (with gradient).
+        old_logp: the behaviour ("old") log-probs.
+        advantages: per-token advantages.
+        mask: response mask.
+        clip_low, clip_high: ε for the lower and upper clip (asymmetric allowed).
+        clip_c: the dual-clip constant (> 1) for negative advantages; None turns it off.
+        ratio: ``token`` (verl's default) or ``sequence`` (GSPO's length-normalised ratio).
+        agg: aggregation mode (:func:`agg_loss`); GSPO uses ``seq-mean-token-mean``.
+        global_tokens, global_rows: mini-batch denominators (see :func:`agg_loss`).
+        weights: optional per-token weights (e.g. :func:`tis_weights`) multiplying the loss.
+    """
+    if clip_c is not None and clip_c <= 1.0:
+        raise ValueError(f"clip_c must be > 1 (verl's dual clip), got {clip_c}.")
+    if ratio == "token":
+        log_ratio = (logp - old_logp).clamp(-_LOG_RATIO_CLAMP, _LOG_RATIO_CLAMP)
+    elif ratio == "sequence":
+        log_ratio = _sequence_log_ratio(logp, old_logp, mask).clamp(max=10.0)
+    else:
+        raise ValueError(f"Unknown ratio {ratio!r}; use 'token' or 'sequence'.")
+    r = torch.exp(log_ratio)
+    loss1 = -advantages * r
+    loss2 = -advantages * r.clamp(1.0 - clip_low, 1.0 + clip_high)
+    clipped = torch.maximum(loss1, loss2)
+    m = mask.to(logp.dtype)
+    clipfrac = _masked_mean((loss2 > loss1).to(logp.dtype), m)
+    if clip_c is not None:
+        dual = -advantages * clip_c
+        lower = (clipped > dual) & (advantages < 0)
+        per_token = torch.where(advantages < 0, torch.minimum(clipped, dual), clipped)
+        clipfrac_lower = _masked_mean(lower.to(logp.dtype), m)
+    else:
+        per_token, clipfrac_lower = clipped, 0.0
+    if weights is not None:
+        per_token = per_token * weights
+    loss = agg_loss(per_token, mask, agg, global_tokens=global_tokens, global_rows=global_rows)
+    approx_kl = _masked_mean((old_logp - logp).detach(), m)
+    return PolicyLossOutput(loss=loss, clipfrac=clipfrac, clipfrac_lower=clipfrac_lower, approx_kl=approx_kl)
+
+
+def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, kind: KLKind = "low_var_kl") -> torch.Tensor:
+    """Per-token KL estimate between the current and the reference policy (verl's ``kl_penalty``)."""
+    if kind in ("low_var_kl", "k3"):
+        d = (ref_logp - logp).clamp(-_LOG_RATIO_CLAMP, _LOG_RATIO_CLAMP)
+        return (torch.exp(d) - d - 1.0).clamp(-_K3_CLAMP, _K3_CLAMP)
+    if kind in ("kl", "k1"):
+        return logp - ref_logp
+    if kind == "abs":
+        return (logp - ref_logp).abs()
+    if kind in ("mse", "k2"):
+        return 0.5 * (logp - ref_logp).square()
+    raise ValueError(f"Unknown KL kind {kind!r}; use low_var_kl (k3), kl (k1), abs or mse (k2).")
+
+
+def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
+    """Per-position categorical entropy of (temperature-scaled) logits ``(..., vocab)``."""
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    return -(logp.exp() * logp).sum(-1)
+
+
+def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> float:
+    return float((values * mask).sum() / mask.sum().clamp_min(1.0))

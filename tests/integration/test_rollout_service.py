@@ -1,0 +1,168 @@
+"""The rollout service against a real env server: submit, progress, cancel, typed errors."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from envhub.core.records import Group
+from envhub.rollout.jobs import RolloutRequest
+from envhub.rollout.journaling import EngineJournal
+from envhub.rollout.queue.journal import MemoryJournal
+from envhub.rollout.service import RolloutServiceSettings, create_app
+from envhub.server import ServerSettings
+from envhub.server.testing import RunningServer, serve_in_thread
+from tests.rollout.conftest import CollectingQueue
+
+pytestmark = pytest.mark.integration
+
+HEURISTIC = "scripted:envhub.envs.timeseries.policy:HeuristicPolicy"
+
+
+@pytest.fixture(scope="module")
+def env_server() -> Iterator[RunningServer]:
+    with serve_in_thread(ServerSettings(env_id="envhub/TimeSeries-v0", workers=2)) as running:
+        yield running
+
+
+@pytest.fixture
+def service() -> Iterator[tuple[TestClient, CollectingQueue]]:
+    queue = CollectingQueue()
+    with TestClient(create_app(RolloutServiceSettings(), queue=queue)) as client:
+        yield client, queue
+
+
+def job(server: RunningServer, **fields: Any) -> dict[str, Any]:
+    body = {
+        "env_urls": [server.base_url],
+        "count": 3,
+        "split": "test",
+        "group_size": 2,
+        "env_kwargs": {"images": False},
+        "policy": HEURISTIC,
+        "policy_version": 7,
+    }
+    return {**body, **fields}
+
+
+def wait(client: TestClient, job_id: str, *, until: set[str], timeout_s: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        progress = client.get(f"/v1/rollouts/{job_id}").json()
+        if progress["status"] in until:
+            return progress  # type: ignore[no-any-return]
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} still {progress['status']} after {timeout_s} s")
+
+
+def test_a_job_runs_to_completion_and_its_groups_are_in_the_queue(
+    env_server: RunningServer, service: tuple[TestClient, CollectingQueue]
+) -> None:
+    client, queue = service
+    created = client.post("/v1/rollouts", json=job(env_server))
+    assert created.status_code == 201, created.text
+    job_id = created.json()["job_id"]
+    progress = wait(client, job_id, until={"done", "failed"})
+    assert progress["status"] == "done" and progress["env_id"] == "envhub/TimeSeries-v0"
+    assert progress["total"] == 3 and progress["published"] == 3 and progress["dropped"] == 0
+    assert progress["steps"] == sum(t.length for g in queue.groups for t in g.trajectories) > 0
+    assert sorted(g.uid for g in queue.groups) == [f"{job_id}-{i}-0" for i in range(3)]
+    assert all(g.job_id == job_id and g.policy_version == 7 for g in queue.groups)
+    metrics = client.get("/metrics").text
+    assert 'envhub_rollout_groups_total{outcome="published"} 3.0' in metrics
+    assert "envhub_rollout_policy_latency_seconds_bucket" in metrics
+    assert client.get("/health").json() == {"status": "healthy"}
+    assert client.get("/v1/rollouts").json()["count"] == 1
+
+
+def test_delete_cancels_a_running_job_and_nothing_more_is_published(
+    env_server: RunningServer, service: tuple[TestClient, CollectingQueue]
+) -> None:
+    client, queue = service
+    body = job(
+        env_server,
+        count=12,
+        max_concurrent_groups=2,
+        policy="scripted:tests.rollout.scripted_policies:slow_heuristic",
+    )
+    job_id = client.post("/v1/rollouts", json=body).json()["job_id"]
+    time.sleep(0.5)
+    cancelled = client.delete(f"/v1/rollouts/{job_id}")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    published = len(queue.groups)
+    assert published < 12
+    time.sleep(0.5)
+    assert len(queue.groups) == published
+    assert all(len(g.trajectories) == 2 for g in queue.groups)
+
+
+def test_bad_input_is_a_typed_4xx(
+    env_server: RunningServer, service: tuple[TestClient, CollectingQueue]
+) -> None:
+    client, _ = service
+    both = client.post("/v1/rollouts", json=job(env_server, task_ids=["test-0"]))
+    assert both.status_code == 422 and both.json()["code"] == "VALIDATION_ERROR"
+    assert "exactly one of task_ids" in both.json()["message"]
+    missing = client.get("/v1/rollouts/nope")
+    assert missing.status_code == 404 and missing.json()["code"] == "JOB_NOT_FOUND"
+    bad_policy = client.post("/v1/rollouts", json=job(env_server, policy="scripted:no_such_module:x"))
+    assert bad_policy.status_code == 400 and bad_policy.json()["code"] == "INVALID_CONFIG"
+    unknown_task = client.post("/v1/rollouts", json=job(env_server, count=None, task_ids=["no-such-task"]))
+    assert unknown_task.status_code == 201
+    failed = wait(client, unknown_task.json()["job_id"], until={"done", "failed"})
+    assert failed["status"] == "failed" and failed["error"]["code"] == "UNKNOWN_TASK"
+
+
+def test_a_down_policy_endpoint_is_a_clear_error_and_creates_no_job(
+    env_server: RunningServer, service: tuple[TestClient, CollectingQueue]
+) -> None:
+    client, queue = service
+    endpoint = {"base_url": "http://127.0.0.1:9/v1", "model": "tiny"}
+    reply = client.post("/v1/rollouts", json=job(env_server, policy=endpoint))
+    assert reply.status_code == 503 and reply.json()["code"] == "POLICY_UNAVAILABLE"
+    assert "does not answer" in reply.json()["message"] and "no job was created" in reply.json()["message"]
+    assert client.get("/v1/rollouts").json()["count"] == 0 and queue.groups == []
+
+
+def test_a_policy_that_dies_mid_job_fails_the_job_and_publishes_only_whole_groups(
+    env_server: RunningServer, service: tuple[TestClient, CollectingQueue]
+) -> None:
+    client, queue = service
+    body = job(
+        env_server,
+        count=6,
+        max_concurrent_groups=1,
+        policy="scripted:tests.rollout.scripted_policies:dies_after_a_while",
+    )
+    job_id = client.post("/v1/rollouts", json=body).json()["job_id"]
+    progress = wait(client, job_id, until={"done", "failed"})
+    assert progress["status"] == "failed" and progress["error"]["code"] == "POLICY_UNAVAILABLE"
+    assert "went away" in progress["error"]["message"]
+    assert 0 < len(queue.groups) < 6 and progress["published"] == len(queue.groups)
+    for group in queue.groups:
+        assert len(group.trajectories) == 2 and all(t.steps[-1].terminated for t in group.trajectories)
+
+
+def test_on_startup_the_service_resumes_unfinished_jobs_from_the_journal(env_server: RunningServer) -> None:
+    queue = CollectingQueue()
+    journal = EngineJournal(MemoryJournal(), queue)
+    spec = RolloutRequest.model_validate({**job(env_server), "env_id": "envhub/TimeSeries-v0"})
+
+    async def before_the_crash() -> None:
+        await journal.save_job("old", spec.model_dump(mode="json"))
+        # Slot 1 was published before the service died.
+        await journal.commit_group(
+            "old", 1, Group(uid="old-1-0", env_id="envhub/TimeSeries-v0", task_id="test-1")
+        )
+
+    asyncio.run(before_the_crash())
+    with TestClient(create_app(RolloutServiceSettings(), queue=queue, journal=journal)) as client:
+        progress = wait(client, "old", until={"done", "failed"})
+    assert progress["status"] == "done" and progress["total"] == 3 and progress["published"] == 3
+    assert sorted(g.uid for g in queue.groups) == ["old-0-0", "old-1-0", "old-2-0"]  # slot 1 once
+    assert asyncio.run(journal.jobs()) == []  # finished: nothing left to resume

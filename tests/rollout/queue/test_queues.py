@@ -1,0 +1,194 @@
+"""Behaviour both queue backends share: at-least-once, back-pressure, de-dup, dead letters.
+
+Every test runs against the in-process :class:`MemoryQueue` and against :class:`RedisQueue` on
+the real Redis at 127.0.0.1:6379 (keys under a unique prefix, deleted afterwards).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from envhub.core.records import Group
+from envhub.rollout.queue.base import Delivery, GroupQueue
+from envhub.rollout.queue.memory import MemoryQueue
+from envhub.rollout.queue.redis import RedisQueue
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+QueueFactory = Callable[..., Any]
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def make_queue(
+    request: pytest.FixtureRequest, prefix: str, redis_client: aioredis.Redis
+) -> AsyncIterator[QueueFactory]:
+    """``make_queue(consumer, **options)``: a consumer on one shared queue of the backend."""
+    made: list[Any] = []
+    shared: dict[str, MemoryQueue] = {}
+
+    def factory(consumer: str = "c0", **options: Any) -> Any:
+        if request.param == "memory":
+            if "base" not in shared:
+                max_pending = options.pop("max_backlog", 1024)
+                shared["base"] = MemoryQueue(max_pending, **options)
+            queue: Any = shared["base"].consumer(consumer)
+        else:
+            queue = RedisQueue(REDIS_URL, stream=f"{prefix}:groups", consumer=consumer, **options)
+        made.append(queue)
+        return queue
+
+    yield factory
+    for queue in made:
+        await queue.aclose()
+
+
+async def _eventually(check: Callable[[], Awaitable[bool]], within_s: float = 10.0) -> None:
+    deadline = time.monotonic() + within_s
+    while not await check():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.02)
+
+
+async def _drain(queue: Any, n: int, within_s: float = 10.0) -> list[Delivery]:
+    got: list[Delivery] = []
+    deadline = time.monotonic() + within_s
+    while len(got) < n and time.monotonic() < deadline:
+        got += await queue.get(n - len(got), timeout_s=0.5)
+    return got
+
+
+async def test_both_backends_implement_the_group_queue_protocol(make_queue: QueueFactory) -> None:
+    assert isinstance(make_queue(), GroupQueue)
+
+
+async def test_a_group_is_delivered_once_and_gone_after_ack(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    queue = make_queue()
+    group = group_factory("g1")
+    await queue.put(group)
+    [delivery] = await queue.get(5, timeout_s=5)
+    assert delivery.group == group and delivery.times_delivered == 1
+    assert await queue.backlog() == 1  # delivered but not acked still counts
+    await queue.ack([delivery])
+    assert await queue.get(5, timeout_s=0.2) == []
+    assert await queue.backlog() == 0
+    assert queue.stats.put == 1 and queue.stats.acked == 1
+
+
+async def test_get_returns_nothing_after_its_timeout_on_an_empty_queue(make_queue: QueueFactory) -> None:
+    queue = make_queue()
+    assert await queue.get(3, timeout_s=0) == []
+    assert await queue.get(3, timeout_s=0.2) == []
+
+
+async def test_get_preserves_publication_order(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    queue = make_queue()
+    for i in range(6):
+        await queue.put(group_factory(f"g{i}"))
+    got = await _drain(queue, 6)
+    assert [d.group.uid for d in got] == [f"g{i}" for i in range(6)]
+
+
+async def test_put_waits_at_the_backlog_bound_and_drops_nothing(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    producer = make_queue("producer", max_backlog=4)
+    consumer = make_queue("consumer", max_backlog=4)
+    for i in range(4):
+        await producer.put(group_factory(f"g{i}"))
+    fifth = asyncio.create_task(producer.put(group_factory("g4")))
+
+    async def waiting() -> bool:
+        return producer.stats.put_waits == 1
+
+    await _eventually(waiting)  # the producer saw the bound and is waiting
+    assert not fifth.done()
+    assert await consumer.backlog() == 4
+    first = await consumer.get(1, timeout_s=5)
+    assert not fifth.done()  # delivered-but-unacked still counts against the bound
+    await consumer.ack(first)
+    await asyncio.wait_for(fifth, timeout=10)
+    rest = await _drain(consumer, 4)
+    assert [d.group.uid for d in first + rest] == [f"g{i}" for i in range(5)]
+
+
+async def test_unacked_deliveries_of_a_closed_consumer_go_to_another(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    first, second = make_queue("a", claim_idle_ms=60_000), make_queue("b", claim_idle_ms=60_000)
+    for i in range(3):
+        await first.put(group_factory(f"g{i}"))
+    held = await first.get(2, timeout_s=5)
+    assert [d.group.uid for d in held] == ["g0", "g1"]
+    await first.aclose()
+    got = await _drain(second, 3)
+    assert sorted(d.group.uid for d in got) == ["g0", "g1", "g2"]
+    assert {d.group.uid: d.times_delivered for d in got} == {"g0": 2, "g1": 2, "g2": 1}
+
+
+async def test_deliveries_left_idle_past_the_claim_limit_are_taken_over(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    slow, fast = make_queue("slow", claim_idle_ms=300), make_queue("fast", claim_idle_ms=300)
+    await slow.put(group_factory("g0"))
+    [held] = await slow.get(1, timeout_s=5)
+    [taken] = await _drain(fast, 1)
+    assert taken.group.uid == "g0" and taken.times_delivered == 2
+    assert fast.stats.claimed == 1
+    await fast.ack([taken])
+    assert await slow.backlog() == 0
+
+
+async def test_a_group_redelivered_after_it_was_used_is_skipped(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    first, second = make_queue("a"), make_queue("b")
+    group = group_factory("g-dup")
+    await first.put(group)
+    used = await first.get(1, timeout_s=5)
+    await first.ack(used)
+    await first.put(group)  # e.g. a producer that published it again
+    await first.put(group_factory("g-next"))
+    got = await _drain(second, 1)
+    assert [d.group.uid for d in got] == ["g-next"]
+    assert await second.get(5, timeout_s=0.2) == []
+    assert second.stats.duplicates_skipped == 1
+    await second.ack(got)
+    assert await second.backlog() == 0
+
+
+async def test_a_uid_this_consumer_already_holds_is_not_returned_again(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    queue = make_queue()
+    await queue.put(group_factory("same"))
+    await queue.put(group_factory("same"))
+    got = await queue.get(5, timeout_s=5)
+    got += await queue.get(5, timeout_s=0.2)
+    assert [d.group.uid for d in got] == ["same"]
+    assert queue.stats.duplicates_skipped == 1
+
+
+async def test_an_entry_delivered_too_often_goes_to_the_dead_letters(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    options = {"claim_idle_ms": 60_000, "dead_letter_after": 2}
+    producer = make_queue("p", **options)
+    await producer.put(group_factory("poison"))
+    for name in ("a", "b"):  # two consumers die holding it
+        consumer = make_queue(name, **options)
+        assert len(await _drain(consumer, 1)) == 1
+        await consumer.aclose()
+    last = make_queue("c", **options)
+    assert await last.get(1, timeout_s=0.5) == []
+    assert last.stats.dead_lettered == 1
+    assert await last.backlog() == 0

@@ -1,0 +1,48 @@
+"""Scripted policies the rollout-service tests name as ``scripted:tests.rollout.scripted_policies:...``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envhub.core.errors import PolicyUnavailableError
+from envhub.envs.timeseries.policy import HeuristicPolicy
+from envhub.policy.base import Prompt
+from envhub.policy.scripted import ScriptedBackend, think_action
+
+
+def slow_heuristic(**kwargs: Any) -> ScriptedBackend:
+    """The time-series heuristic with 0.1 s per policy call (a job that takes a while)."""
+    return ScriptedBackend(make_policy=HeuristicPolicy, latency=lambda p: 0.1, **kwargs)
+
+
+slow_heuristic.scripted_factory = True  # type: ignore[attr-defined]
+
+
+def dies_after_a_while(**kwargs: Any) -> ScriptedBackend:
+    """Answers the first 12 calls, then the endpoint is down for good."""
+    calls = {"n": 0}
+
+    def fail(prompt: Prompt) -> PolicyUnavailableError | None:
+        calls["n"] += 1
+        if calls["n"] > 12:
+            return PolicyUnavailableError("the policy endpoint went away", endpoint="scripted")
+        return None
+
+    return ScriptedBackend(make_policy=HeuristicPolicy, fail=fail, **kwargs)
+
+
+dies_after_a_while.scripted_factory = True  # type: ignore[attr-defined]
+
+
+def stateless(prompt: Prompt) -> str:
+    """Depends only on the step index: a resumed episode continues exactly as an unbroken one."""
+    step = int(prompt.metadata["step_idx"])
+    return think_action(f"stats[0:{10 * (step + 1)}]" if step < 5 else "answer[normal]")
+
+
+def stateless_slow(**kwargs: Any) -> ScriptedBackend:
+    """:func:`stateless` at 0.1 s per call (a job that is still running when it is killed)."""
+    return ScriptedBackend(stateless, latency=lambda p: 0.1, **kwargs)
+
+
+stateless_slow.scripted_factory = True  # type: ignore[attr-defined]

@@ -1,0 +1,45 @@
+"""The seams between packages: which package may import which.
+
+``envhub.algos`` takes settings as data (an env's spec), so it never imports the env
+catalogue; the client and the server meet at the wire models in ``envhub.core.wire``, so
+the client never imports the server.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "envhub"
+
+
+def _imports(package: str) -> dict[str, set[str]]:
+    """Every module a package's files import (at any depth, lazily or not), by file."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module)
+        found[str(path.relative_to(ROOT.parent))] = names
+    return found
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [
+        ("algos", "envhub.envs"),
+        ("client", "envhub.server"),
+        ("core", "envhub.server"),
+    ],
+)
+def test_package_does_not_import_across_its_seam(package: str, forbidden: str) -> None:
+    offenders = {
+        path: sorted(n for n in names if n == forbidden or n.startswith(forbidden + "."))
+        for path, names in _imports(package).items()
+    }
+    assert not {path: names for path, names in offenders.items() if names}

@@ -38,4 +38,5 @@ __all__ = [
     "__version__",
     "list_envs",
     "make",
+    "register_all",
 ]

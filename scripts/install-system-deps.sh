@@ -8,7 +8,7 @@ command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
-    echo "install-system-deps: need root to apt-get install ${missing[*]}; browser tests will be skipped" >&2
+    echo "install-system-deps: need root to apt-get install ${missing[*]}; browser tests will be skipped (and fail under CI=true)" >&2
     exit 0
   fi
 fi

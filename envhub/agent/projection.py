@@ -46,8 +46,10 @@ from envhub.core.errors import ConfigurationError
 from envhub.core.registry import load_entry_point
 
 __all__ = [
+    "COMPRESSION_RANGE",
     "PROJECTIONS",
     "CompressionTag",
+    "Kind",
     "Projection",
     "ToolCall",
     "as_text",

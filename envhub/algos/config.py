@@ -25,7 +25,7 @@ from envhub.core.errors import ConfigurationError
 if TYPE_CHECKING:  # a type only: the catalogue's record, never the catalogue itself
     from envhub.core.registry import EnvSpec
 
-__all__ = ["AdvantageConfig", "GRPOConfig", "GiGPOConfig", "HGPOConfig", "default_config"]
+__all__ = ["AdvantageConfig", "GRPOConfig", "GiGPOConfig", "HGPOConfig", "config_type_of", "default_config"]
 
 
 def _check_common(config: Any) -> None:

@@ -30,7 +30,7 @@ import gymnasium
 from envhub.core.errors import ConfigurationError, ResetNeededError, UnknownTaskError
 from envhub.core.spaces import UnicodeText
 
-__all__ = ["INFO_KEYS", "AgentEnv", "Outcome"]
+__all__ = ["INFO_KEYS", "MAX_ACTION_CHARS", "AgentEnv", "Outcome"]
 
 #: The keys every env puts in every ``info`` dict.
 INFO_KEYS = ("anchor", "admissible_actions", "won", "task_id", "task_score", "is_action_valid")

@@ -31,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-__all__ = ["Group", "Step", "StepBatch", "TokenSequence", "Trajectory", "canonical_anchor"]
+__all__ = ["Base64Png", "Group", "Step", "StepBatch", "TokenSequence", "Trajectory", "canonical_anchor"]
 
 
 class _Record(BaseModel):

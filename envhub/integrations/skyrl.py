@@ -52,7 +52,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise DependencyMissingError("skyrl-gym", extra="skyrl") from exc
 
-__all__ = ["ENTRY_POINT", "EnvhubTextEnv", "register_envhub_envs", "skyrl_id"]
+__all__ = ["ENTRY_POINT", "METADATA_KEYS", "EnvhubTextEnv", "register_envhub_envs", "skyrl_id"]
 
 #: What :func:`register_envhub_envs` registers as each env's entry point.
 ENTRY_POINT = "envhub.integrations.skyrl:EnvhubTextEnv"

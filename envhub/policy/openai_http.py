@@ -45,9 +45,17 @@ from envhub.policy.base import Completion, Prompt, SamplingParams
 from envhub.policy.sampling import prompt_seed
 from envhub.policy.tokenizer import ChatTokenizer, has_image_part
 
-__all__ = ["RETRY_STATUSES", "OpenAIBackend"]
+__all__ = [
+    "RETRY_STATUSES",
+    "OpenAIBackend",
+    "chat_body",
+    "completions_body",
+    "error_message",
+    "parse_chat",
+    "parse_completions",
+]
 
-log = logging.getLogger(__name__)
+_log = logging.getLogger(__name__)
 
 #: Statuses that mean "not now" rather than "never": paused (503), overloaded (429), a proxy
 #: or server in trouble (500, 502, 504).
@@ -308,7 +316,7 @@ class OpenAIBackend:
             reply, attempts = await self._post(_COMPLETIONS, body, parse_completions)
             if reply.token_ids is not None:
                 return self._exact(reply, list(prompt_ids), version, started, attempts, "completions")
-            log.warning(
+            _log.warning(
                 "%s%s returned no token ids; switching to chat completions (records not token-exact). "
                 "Serve with vLLM to keep them exact.",
                 self.base_url,

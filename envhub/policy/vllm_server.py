@@ -27,7 +27,7 @@ import httpx
 
 from envhub.core.errors import ConfigurationError, PolicyUnavailableError
 
-__all__ = ["VllmServer", "free_port", "vllm_command"]
+__all__ = ["CPU_ENV", "VllmServer", "free_port", "vllm_command"]
 
 #: Environment for vLLM's CPU backend: a 1 GiB KV cache (enough for tests) and no thread
 #: pinning (the cores are shared with other processes).

@@ -51,6 +51,7 @@ __all__ = [
     "RemoteEnvPool",
     "StepItem",
     "StepOutcome",
+    "wire_info",
 ]
 
 

@@ -15,7 +15,7 @@ import gymnasium
 from envhub.core.policy import Policy
 from envhub.core.records import Group, Step, Trajectory
 
-__all__ = ["json_safe_info", "run_episode", "run_group"]
+__all__ = ["STEP_INFO_KEYS", "json_safe_info", "run_episode", "run_group"]
 
 #: info keys copied into each :class:`Step` (images and large diagnostics stay out).
 STEP_INFO_KEYS = ("won", "task_score", "task_id", "is_action_valid")

@@ -32,7 +32,16 @@ from envhub.rollout.envpool import RemoteEnvPool
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
 
-__all__ = ["PolicyEndpoint", "RolloutRequest", "SamplingRequest", "build_backend", "check_policy", "run_job"]
+__all__ = [
+    "PolicyEndpoint",
+    "RolloutRequest",
+    "SamplingRequest",
+    "build_backend",
+    "check_policy",
+    "resolve_env_id",
+    "run_job",
+    "sequence_builders",
+]
 
 
 class _Strict(BaseModel):

@@ -14,7 +14,7 @@ from envhub.rollout.engine import EngineConfig, EngineEvent, RolloutEngine
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.queue.base import GroupQueue
 
-__all__ = ["run_rollout"]
+__all__ = ["make_pool", "run_rollout"]
 
 
 def make_pool(*, env_id: str, env_urls: Sequence[str], token: str | None = None) -> EnvPool:

@@ -42,7 +42,25 @@ from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
 from envhub.server.errors import install_error_handler
 
-__all__ = ["JobProgress", "RolloutServiceSettings", "create_app"]
+__all__ = [
+    "Job",
+    "JobCreated",
+    "JobList",
+    "JobManager",
+    "JobProgress",
+    "ManagerDep",
+    "RolloutServiceSettings",
+    "ServiceJournal",
+    "cancel",
+    "create_app",
+    "health",
+    "list_jobs",
+    "metrics",
+    "ops",
+    "progress",
+    "router",
+    "submit",
+]
 
 _log = logging.getLogger("envhub.rollout")
 

@@ -26,7 +26,7 @@ from envhub.server.sessions import SessionManager
 from envhub.server.settings import ServerSettings
 from envhub.server.workers import WorkerPool
 
-__all__ = ["BodyLimit", "EnvServerApp", "create_app"]
+__all__ = ["BodyLimit", "EnvServerApp", "check_env_id", "create_app"]
 
 
 def check_env_id(env_id: str) -> None:

@@ -19,6 +19,7 @@ __all__ = [
     "get_settings",
     "require_token",
     "token_ok",
+    "websocket_token_ok",
 ]
 
 

@@ -30,7 +30,7 @@ from envhub.core.errors import (
     UnauthorizedError,
 )
 
-__all__ = ["as_envhub_error", "error_response", "install_error_handler"]
+__all__ = ["as_envhub_error", "error_response", "handle_error", "install_error_handler"]
 
 _log = logging.getLogger("envhub.server")
 

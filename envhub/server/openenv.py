@@ -42,7 +42,17 @@ from envhub.server.messages import ResetOp, StepOp
 from envhub.server.routes._responses import AUTH_ERRORS, SESSION_ERRORS, json_bytes
 from envhub.server.sessions import SessionManager
 
-__all__ = ["router"]
+__all__ = [
+    "SessionHeader",
+    "metadata",
+    "parse_action",
+    "reset",
+    "router",
+    "schema",
+    "state",
+    "step",
+    "websocket_session",
+]
 
 router = APIRouter(tags=["openenv"])
 

@@ -19,7 +19,7 @@ import contextlib
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +51,7 @@ from envhub.server.messages import (
 from envhub.server.metrics import ServerMetrics
 from envhub.server.workers import WorkerDied, WorkerPool, WorkerSlot, WorkerTimedOut
 
-__all__ = ["SessionManager", "SessionRecord"]
+__all__ = ["SessionManager", "SessionRecord", "new_session_id"]
 
 #: Tombstones kept for expired/lost sessions (the oldest are forgotten first).
 _MAX_TOMBSTONES = 100_000
@@ -90,6 +90,9 @@ class SessionManager:
         step_timeout_s: reported in ``STEP_TIMEOUT`` errors.
         retry_after_s: what ``CAPACITY_REACHED`` tells clients to wait.
         metrics: counters to update.
+        clock: the time source for creation and expiry times (seconds since the epoch, since
+            clients read ``expires_at``). It is the public attribute ``clock``, so a test can
+            replace it on a running server and move time instead of sleeping.
     """
 
     def __init__(
@@ -102,8 +105,10 @@ class SessionManager:
         step_timeout_s: float,
         retry_after_s: int,
         metrics: ServerMetrics,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.pool = pool
+        self.clock = clock
         self.env_id = env_id
         self.max_sessions = max_sessions
         self.ttl_s = ttl_s
@@ -163,7 +168,7 @@ class SessionManager:
             SessionNotFoundError, SessionExpiredError, SessionLostError: the session is not usable.
         """
         record = self._sessions.get(sid)
-        now = time.time()
+        now = self.clock()
         if record is None:
             raise self._missing(sid)
         if record.generation != record.slot.generation:
@@ -247,7 +252,7 @@ class SessionManager:
         self._reserve(len(kwargs_list))
         # The worker rebuilds the options from a plain dict (the pipe carries builtins only).
         wire_history = None if history is None else history.model_dump()
-        now = time.time()
+        now = self.clock()
         records = []
         try:
             for sid in session_ids:
@@ -517,7 +522,7 @@ class SessionManager:
 
     def reap(self) -> int:
         """Expire every idle session past its TTL; returns how many."""
-        now = time.time()
+        now = self.clock()
         idle = [r for r in self._sessions.values() if r.expires_at < now and r.inflight == 0]
         for record in idle:
             self._expire(record)

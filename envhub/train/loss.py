@@ -25,6 +25,7 @@ import torch
 
 __all__ = [
     "AggMode",
+    "KLKind",
     "PolicyLossOutput",
     "agg_loss",
     "entropy_from_logits",

@@ -20,6 +20,7 @@ from envhub.client import AsyncEnvClient, EnvClient, RetryPolicy
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
 from tests.client.faults import Faults, FaultyAsyncTransport, FaultySyncTransport
+from tests.clock import ManualClock, install_manual_clock
 
 #: A small env from the server tests: echoes actions, ``stop`` ends the episode.
 COUNTER = "tests.server.envs:CounterEnv"
@@ -49,10 +50,19 @@ def tight_server() -> Iterator[RunningServer]:
 
 
 @pytest.fixture(scope="package")
-def short_ttl_server() -> Iterator[RunningServer]:
-    """The counter env reaping sessions idle for more than half a second."""
-    with serve_in_thread(ServerSettings(env_id=COUNTER, workers=1, port=0, session_ttl=0.5)) as server:
+def ttl_server() -> Iterator[RunningServer]:
+    """The counter env with a 4 s TTL on a :class:`ManualClock`: sessions expire only when a test
+    calls :func:`tests.clock.expire_idle_sessions`, however slow the machine."""
+    with serve_in_thread(ServerSettings(env_id=COUNTER, workers=1, port=0, session_ttl=4)) as server:
+        install_manual_clock(server)
         yield server
+
+
+@pytest.fixture
+def ttl_clock(ttl_server: RunningServer) -> ManualClock:
+    clock = ttl_server.app.state.manager.clock
+    assert isinstance(clock, ManualClock)
+    return clock
 
 
 class SyncFacade:

@@ -7,6 +7,7 @@ after the server acted. The server itself is never replaced.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -25,11 +26,13 @@ class Faults:
         lose_reply_to: a path suffix (e.g. ``"/step"``); the first request whose path ends with it
             reaches the server, which acts, and then its reply is lost.
         sent: the body of every request that reached the server, in order, with its path.
+        refused: set once the server has answered any request with 503 (capacity reached).
     """
 
     refuse_first: int = 0
     lose_reply_to: str | None = None
     sent: list[tuple[str, bytes]] = field(default_factory=list)
+    refused: threading.Event = field(default_factory=threading.Event)
 
     def refuse_now(self) -> bool:
         if self.refuse_first > 0:
@@ -58,6 +61,8 @@ class FaultySyncTransport(httpx.BaseTransport):
         self.faults.sent.append((request.url.path, request.content))
         response = self._inner.handle_request(request)
         response.read()
+        if response.status_code == 503:
+            self.faults.refused.set()
         if self.faults.lose_now(request.url.path):
             raise httpx.ReadError("injected: connection reset after the request was sent", request=request)
         return response
@@ -80,6 +85,8 @@ class FaultyAsyncTransport:
             return TransportFailure(request_sent=False, reason="injected: connection refused")
         self.faults.sent.append((path.split("?")[0], body or b""))
         reply = await self._inner.send(method, path, headers, body)
+        if isinstance(reply, Reply) and reply.status == 503:
+            self.faults.refused.set()
         if self.faults.lose_now(path):
             return TransportFailure(request_sent=True, reason="injected: connection reset after sending")
         return reply

@@ -27,6 +27,7 @@ from envhub.server import ServerSettings, create_app
 from envhub.server.testing import RunningServer
 from tests.client.conftest import COUNTER, TOKEN, MakeClient
 from tests.client.faults import Faults
+from tests.clock import ManualClock, expire_idle_sessions
 
 NO_RETRY = RetryPolicy(max_attempts=1)
 
@@ -161,14 +162,12 @@ def test_bad_argument_raises_request_validation_before_sending(
 
 
 def test_idle_session_raises_session_expired(
-    make_client: MakeClient, short_ttl_server: RunningServer
+    make_client: MakeClient, ttl_server: RunningServer, ttl_clock: ManualClock
 ) -> None:
-    client = make_client(short_ttl_server.base_url)
+    client = make_client(ttl_server.base_url)
     sid = client.create_session().session_id
     client.reset(sid, task_id="t0")
-    deadline = time.monotonic() + 10
-    while client.ready().active_sessions and time.monotonic() < deadline:
-        time.sleep(0.2)  # the reaper runs every ttl/4; wait until it has taken the session
+    expire_idle_sessions(ttl_server, ttl_clock)
     with pytest.raises(SessionExpiredError) as caught:
         client.step(sid, "too late")
     assert caught.value.status_code == 410
@@ -210,10 +209,19 @@ def test_capacity_retry_backs_off_and_succeeds_once_a_slot_frees(
     make_client: MakeClient, tight_server: RunningServer
 ) -> None:
     faults = Faults()
-    client = make_client(tight_server.base_url, token=TOKEN, faults=faults, retry=RetryPolicy(max_attempts=5))
+    client = make_client(
+        tight_server.base_url, token=TOKEN, faults=faults, retry=RetryPolicy(max_attempts=10)
+    )
     helper = make_client(tight_server.base_url, token=TOKEN)
     held = [helper.create_session().session_id for _ in range(2)]
-    freer = threading.Timer(0.3, helper.delete_session, args=(held.pop(),))
+    victim = held.pop()
+
+    def free_a_slot_after_the_first_refusal() -> None:
+        # Free the slot only once the client has been refused, however slow the machine.
+        assert faults.refused.wait(timeout=120), "the client was never refused"
+        helper.delete_session(victim)
+
+    freer = threading.Thread(target=free_a_slot_after_the_first_refusal)
     freer.start()
     try:
         started = time.monotonic()
@@ -221,7 +229,7 @@ def test_capacity_retry_backs_off_and_succeeds_once_a_slot_frees(
         waited = time.monotonic() - started
         held.append(created.session_id)
     finally:
-        freer.join()
+        freer.join(timeout=150)
         for sid in held:
             helper.delete_session(sid)
     assert [path for path, _ in faults.sent].count("/v1/sessions") >= 2  # refused first, then created

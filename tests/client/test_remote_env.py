@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import gymnasium
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -12,6 +10,7 @@ import envhub
 from envhub.client import EnvClient, RemoteEnv
 from envhub.core.errors import ConfigurationError, ResetNeededError, SessionNotFoundError
 from envhub.server.testing import RunningServer
+from tests.clock import ManualClock, expire_idle_sessions
 
 #: A scripted episode of the time-series env: valid tool calls, an invalid action, the
 #: answer, and one action after the end (whose defined answer must match too).
@@ -87,15 +86,14 @@ def test_env_id_of_another_env_is_a_configuration_error(ts_server: RunningServer
         env.close()
 
 
-def test_reset_after_the_session_expired_opens_a_new_one(short_ttl_server: RunningServer) -> None:
-    env = RemoteEnv(short_ttl_server.base_url)
+def test_reset_after_the_session_expired_opens_a_new_one(
+    ttl_server: RunningServer, ttl_clock: ManualClock
+) -> None:
+    env = RemoteEnv(ttl_server.base_url)
     try:
         env.reset(seed=0, options={"task_id": "t1"})
         first_session = env.session_id
-        with EnvClient(short_ttl_server.base_url) as client:
-            deadline = time.monotonic() + 10
-            while client.ready().active_sessions and time.monotonic() < deadline:
-                time.sleep(0.2)  # wait for the reaper
+        expire_idle_sessions(ttl_server, ttl_clock)
         observation, info = env.reset(seed=0, options={"task_id": "t1"})
         assert env.session_id != first_session
         assert info["task_id"] == "t1" and observation.startswith("task t1")

@@ -17,6 +17,7 @@ from gymnasium.vector.utils import batch_space
 
 import envhub
 from envhub.envs.catalog import CATALOG
+from tests.needs import require_data
 
 NUM_ENVS = 2
 
@@ -26,9 +27,7 @@ def _local_specs() -> list[Any]:
 
 
 def _available(spec: Any) -> None:
-    status = spec.status()
-    if not status.available:
-        pytest.skip(f"{spec.id}: data not available here ({status.how_to_get})")
+    require_data(spec)
 
 
 def _make_vec(env_id: str, **kwargs: Any) -> gymnasium.vector.VectorEnv[Any, Any, Any]:

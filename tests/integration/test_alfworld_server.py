@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -13,12 +12,11 @@ import pytest
 from envhub.envs.alfworld.data import embedded_data_dir
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
+from tests.needs import requires_modules
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(
-        importlib.util.find_spec("alfworld") is None, reason="the alfworld extra is not installed"
-    ),
+    requires_modules("alfworld", extra="alfworld"),
 ]
 
 DATA_DIR = str(embedded_data_dir().parent)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import importlib.util
 import io
 import json
 import math
@@ -29,12 +28,11 @@ from envhub.envs.alfworld.data import embedded_data_dir
 from envhub.render import OpticalHistory, RenderConfig
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
+from tests.needs import requires_modules
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(
-        importlib.util.find_spec("alfworld") is None, reason="the alfworld extra is not installed"
-    ),
+    requires_modules("alfworld", extra="alfworld"),
 ]
 
 DATA_DIR = str(embedded_data_dir().parent)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from envhub.rollout.engine import EngineConfig, EngineEvent, GroupTask, RolloutE
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
+from tests.needs import requires_modules
 from tests.rollout.conftest import CollectingQueue
 
 pytestmark = pytest.mark.integration
@@ -113,9 +113,7 @@ def test_timeseries_through_two_replicas_matches_in_process(ts_replicas: list[Ru
     assert {e.replica for e in events if e.kind == "group_started"} == {0, 1}
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("alfworld") is None, reason="the alfworld extra is not installed"
-)
+@requires_modules("alfworld", extra="alfworld")
 def test_alfworld_through_two_replicas_matches_in_process() -> None:
     from envhub.envs.alfworld.data import embedded_data_dir
     from envhub.envs.alfworld.policy import WalkthroughPolicy

@@ -33,7 +33,8 @@ def ts_server() -> Iterator[RunningServer]:
 def test_group_on_the_time_series_env_stays_identical(ts_server: RunningServer) -> None:
     with httpx.Client(base_url=ts_server.base_url, timeout=30) as c:
         task = c.get("/v1/tasks", params={"split": "test", "limit": 1}).json()["task_ids"][0]
-        group = c.post("/v1/groups", json={"group_size": 4, "task_id": task, "seed": 0}).json()
+        body = {"group_size": 4, "task_id": task, "seed": 0, "env_kwargs": {"images": True}}
+        group = c.post("/v1/groups", json=body).json()
         members = group["sessions"]
         assert len({m["observation"] for m in members}) == 1
         assert all(isinstance(image, str) for image in members[0]["info"]["images"])  # PNG as base64 text
@@ -50,7 +51,7 @@ def test_group_on_the_time_series_env_stays_identical(ts_server: RunningServer) 
 
 def test_many_sessions_step_concurrently_without_errors(ts_server: RunningServer) -> None:
     async def episode(client: httpx.AsyncClient) -> list[int]:
-        sid = (await client.post("/v1/sessions", json={"env_kwargs": {"images": False}})).json()["session_id"]
+        sid = (await client.post("/v1/sessions", json={})).json()["session_id"]
         statuses = [(await client.post(f"/v1/sessions/{sid}/reset", json={})).status_code]
         for step in range(5):
             response = await client.post(f"/v1/sessions/{sid}/step", json={"action": f"stats[0:{step + 2}]"})

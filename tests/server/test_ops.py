@@ -7,6 +7,7 @@ import os
 import httpx
 
 from envhub.core.wire import Health, Readiness, WorkerList
+from tests.scrape import scrape
 
 from .conftest import COUNTER, new_session
 
@@ -38,25 +39,36 @@ def test_debug_workers_lists_live_pids(client: httpx.Client) -> None:
 
 
 def test_metrics_count_steps_resets_and_errors(client: httpx.Client) -> None:
-    sid, _ = new_session(client)
-    client.post(f"/v1/sessions/{sid}/step", json={"action": "x"})
-    client.get("/v1/sessions/missing")
-    response = client.get("/metrics")
-    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
-    text = response.text
-    for name in (
-        "envhub_sessions_active",
-        "envhub_workers_alive 2.0",
-        "envhub_sessions_created_total",
-        f'envhub_steps_total{{env="{COUNTER}",status="ok"}}',
-        f'envhub_resets_total{{env="{COUNTER}",status="ok"}}',
-        "envhub_step_latency_seconds_bucket",
-        'envhub_request_errors_total{code="SESSION_NOT_FOUND"}',
+    # The server is shared by the whole session: measure what this traffic adds.
+    before = scrape(client)
+    first, _ = new_session(client)  # one create, one reset
+    second = client.post("/v1/sessions", json={}).json()["session_id"]  # created, never reset
+    for action in ("a", "b", "c"):
+        assert client.post(f"/v1/sessions/{first}/step", json={"action": action}).status_code == 200
+    assert client.post(f"/v1/sessions/{first}/reset", json={}).status_code == 200
+    assert client.get("/v1/sessions/missing").status_code == 404
+    assert client.post("/v1/sessions/missing/step", json={"action": "x"}).status_code == 404
+    assert client.delete(f"/v1/sessions/{second}").status_code in (200, 204)
+    after = scrape(client)
+
+    ok, error = {"env": COUNTER, "status": "ok"}, {"env": COUNTER, "status": "error"}
+    assert after.delta(before, "envhub_sessions_created_total") == 2
+    assert after.delta(before, "envhub_resets_total", **ok) == 2
+    assert after.delta(before, "envhub_steps_total", **ok) == 3
+    assert after.delta(before, "envhub_steps_total", **error) == 0
+    assert after.delta(before, "envhub_step_latency_seconds_count", env=COUNTER) == 3
+    assert after.delta(before, "envhub_step_latency_seconds_bucket", env=COUNTER, le="+Inf") == 3
+    assert 0 < after.delta(before, "envhub_step_latency_seconds_sum", env=COUNTER) < 30
+    assert after.delta(before, "envhub_request_errors_total", code="SESSION_NOT_FOUND") == 2
+    assert after.delta(before, "envhub_sessions_active") == 1  # `second` was deleted
+    assert after.value("envhub_sessions_active") == client.get("/ready").json()["active_sessions"]
+    assert after.value("envhub_workers_alive") == 2
+    for untouched in (
         "envhub_worker_restarts_total",
         "envhub_sessions_lost_total",
         "envhub_sessions_reaped_total",
     ):
-        assert name in text, name
+        assert after.delta(before, untouched) == 0, untouched
 
 
 def test_openapi_types_every_endpoint_and_docs_are_served(client: httpx.Client) -> None:

@@ -11,6 +11,8 @@ import pytest
 from envhub.core.wire import ResetResponse, SessionCreated, SessionState, StepResponse
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
+from tests.clock import ManualClock, expire_idle_sessions, install_manual_clock
+from tests.scrape import scrape
 
 from .conftest import COUNTER, error_code, new_session
 
@@ -148,36 +150,45 @@ def test_any_action_string_is_accepted(client: httpx.Client) -> None:
 
 
 @pytest.fixture(scope="module")
-def short_ttl_server() -> Iterator[RunningServer]:
-    with serve_in_thread(ServerSettings(env_id=COUNTER, workers=1, session_ttl=0.6)) as running:
+def ttl_server() -> Iterator[RunningServer]:
+    """A 4 s TTL on a manual clock: time moves only when a test advances it."""
+    with serve_in_thread(ServerSettings(env_id=COUNTER, workers=1, session_ttl=4)) as running:
+        install_manual_clock(running)
         yield running
 
 
-def test_idle_session_is_reaped_and_answers_410_expired(short_ttl_server: RunningServer) -> None:
-    with httpx.Client(base_url=short_ttl_server.base_url) as c:
+@pytest.fixture
+def clock(ttl_server: RunningServer) -> ManualClock:
+    installed = ttl_server.app.state.manager.clock
+    assert isinstance(installed, ManualClock)
+    return installed
+
+
+def test_idle_session_is_reaped_and_answers_410_expired(
+    ttl_server: RunningServer, clock: ManualClock
+) -> None:
+    with httpx.Client(base_url=ttl_server.base_url) as c:
+        before = scrape(c)
         sid, _ = new_session(c)
-        deadline = time.monotonic() + 10
-        while c.get("/ready").json()["active_sessions"] > 0 and time.monotonic() < deadline:
-            time.sleep(0.1)  # the reaper runs every ttl/4
-        assert c.get("/ready").json()["active_sessions"] == 0
+        clock.advance(3.9)  # not yet past the TTL: the reaper leaves it
+        assert c.post(f"/v1/sessions/{sid}/step", json={"action": "x"}).status_code == 200
+        expire_idle_sessions(ttl_server, clock)  # past it: the reaper takes it
         response = c.post(f"/v1/sessions/{sid}/step", json={"action": "x"})
         assert response.status_code == 410
         assert error_code(response) == "SESSION_EXPIRED"
-        reaped = [
-            line
-            for line in c.get("/metrics").text.splitlines()
-            if line.startswith("envhub_sessions_reaped_total")
-        ]
-        assert float(reaped[0].split()[-1]) >= 1
+        assert scrape(c).delta(before, "envhub_sessions_reaped_total") == 1
 
 
-def test_use_refreshes_expiry(short_ttl_server: RunningServer) -> None:
-    with httpx.Client(base_url=short_ttl_server.base_url) as c:
+def test_use_refreshes_expiry(ttl_server: RunningServer, clock: ManualClock) -> None:
+    with httpx.Client(base_url=ttl_server.base_url) as c:
         sid, first = new_session(c)
-        time.sleep(0.3)
+        assert first["expires_at"] == clock() + 4
+        clock.advance(3)
         refreshed = c.post(f"/v1/sessions/{sid}/step", json={"action": "x"})
         assert refreshed.status_code == 200
-        assert refreshed.json()["expires_at"] > first["expires_at"]
+        assert refreshed.json()["expires_at"] == first["expires_at"] + 3
+        clock.advance(3)  # 6 s after creation but 3 s after the step: still alive
+        assert c.post(f"/v1/sessions/{sid}/step", json={"action": "x"}).status_code == 200
         c.delete(f"/v1/sessions/{sid}")
 
 

@@ -13,7 +13,15 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["Document", "HealthResponse", "RetrieveRequest", "RetrieveResponse", "ScoredDocument"]
+__all__ = [
+    "MAX_QUERIES",
+    "MAX_TOPK",
+    "Document",
+    "HealthResponse",
+    "RetrieveRequest",
+    "RetrieveResponse",
+    "ScoredDocument",
+]
 
 #: Most queries one request may carry (a guard against accidental corpus-sized batches).
 MAX_QUERIES = 4096

@@ -33,7 +33,7 @@ from envhub.envs.search.protocol import (
 )
 from envhub.envs.search.retrieval import Retriever
 
-__all__ = ["create_app", "serve"]
+__all__ = ["StateDep", "create_app", "health", "metrics", "retrieve", "serve"]
 
 
 @dataclass

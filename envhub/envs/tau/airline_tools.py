@@ -17,7 +17,21 @@ from typing import Any
 from envhub.envs.tau.db import TauDB
 from envhub.envs.tau.toolkit import CALCULATE_TOOL, THINK_TOOL, TRANSFER_TOOL, Param, ToolSpec
 
-__all__ = ["AIRLINE_TOOLS", "AIRPORTS"]
+__all__ = [
+    "AIRLINE_TOOLS",
+    "AIRPORTS",
+    "book_reservation",
+    "cancel_reservation",
+    "get_reservation_details",
+    "get_user_details",
+    "list_all_airports",
+    "search_direct_flight",
+    "search_onestop_flight",
+    "send_certificate",
+    "update_reservation_baggages",
+    "update_reservation_flights",
+    "update_reservation_passengers",
+]
 
 #: tau-bench's airport list: IATA code -> city, in its order.
 AIRPORTS: tuple[tuple[str, str], ...] = (

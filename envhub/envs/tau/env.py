@@ -19,9 +19,9 @@ from envhub.envs.tau.reward import TERMINATE_TOOLS, changed_records, compute_rew
 from envhub.envs.tau.toolkit import ToolSpec, invoke_tool, tool_schemas
 from envhub.envs.tau.users import UserSimulator, is_stop, make_user
 
-__all__ = ["TauAirlineEnv", "TauEnv", "TauRetailEnv"]
+__all__ = ["RESPOND_ACTION", "TauAirlineEnv", "TauEnv", "TauRetailEnv"]
 
-logger = logging.getLogger(__name__)
+_logger = logging.getLogger(__name__)
 
 _MALFORMED_HINT = (
     'Call a tool as <tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>, '
@@ -165,7 +165,7 @@ class TauEnv(AgentEnv):
             reply = self._user.step(message)
         except UserSimulatorError as exc:
             # The conversation cannot go on; end it, score nothing, and say why.
-            logger.warning(
+            _logger.warning(
                 "tau %s: user simulator failed, ending the episode: %s", self._task_id, exc.message
             )
             return self._outcome(

@@ -14,7 +14,22 @@ from typing import Any
 from envhub.envs.tau.db import TauDB
 from envhub.envs.tau.toolkit import CALCULATE_TOOL, THINK_TOOL, TRANSFER_TOOL, Param, ToolSpec
 
-__all__ = ["RETAIL_TOOLS"]
+__all__ = [
+    "RETAIL_TOOLS",
+    "cancel_pending_order",
+    "exchange_delivered_order_items",
+    "find_user_id_by_email",
+    "find_user_id_by_name_zip",
+    "get_order_details",
+    "get_product_details",
+    "get_user_details",
+    "list_all_product_types",
+    "modify_pending_order_address",
+    "modify_pending_order_items",
+    "modify_pending_order_payment",
+    "modify_user_address",
+    "return_delivered_order_items",
+]
 
 _ORDER_ID = Param("order_id", "string", "The order id, e.g. '#W0000000' (it starts with '#').")
 _ITEM_LIST = {"type": "string"}

@@ -28,6 +28,7 @@ from envhub.envs.tau.toolkit import ToolSpec, invoke_tool
 __all__ = [
     "TERMINATE_TOOLS",
     "GoldState",
+    "RecordKey",
     "RewardInfo",
     "changed_records",
     "compute_reward",

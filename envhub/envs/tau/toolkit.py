@@ -23,6 +23,7 @@ __all__ = [
     "THINK_TOOL",
     "TRANSFER_TOOL",
     "Param",
+    "ToolFn",
     "ToolResult",
     "ToolSpec",
     "invoke_tool",

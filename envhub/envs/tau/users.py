@@ -26,6 +26,7 @@ from envhub.core.errors import ConfigurationError, UserSimulatorError
 from envhub.envs.tau.data import TauTask
 
 __all__ = [
+    "AGENT_GREETING",
     "STOP_TOKENS",
     "LLMUser",
     "RuleBasedUser",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from envhub.envs.timeseries.generator import ALIASES, KINDS
 
-__all__ = ["TOOLS", "Answer", "Invalid", "ToolCall", "normalise_class", "parse_action"]
+__all__ = ["EXPECTED", "TOOLS", "Answer", "Invalid", "ToolCall", "normalise_class", "parse_action"]
 
 TOOLS: tuple[str, ...] = ("stats", "zscore", "fft", "zoom")
 

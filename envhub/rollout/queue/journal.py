@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # redis-py is the optional `redis` extra: MemoryJournal must 
     from envhub.rollout.queue.redis import RedisQueue
 
 __all__ = [
+    "PUBLISHED",
     "JobRecord",
     "MemoryJournal",
     "OpenGroup",

@@ -50,7 +50,7 @@ from envhub.rollout.queue.base import Delivery
 from envhub.rollout.queue.codec import decode_group, encode_group
 from envhub.rollout.queue.stats import QueueStats
 
-__all__ = ["Deduplicator", "RedisQueue", "mask_url"]
+__all__ = ["DEFAULT_URL", "Deduplicator", "RedisQueue", "mask_url"]
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 _RELEASED_IDLE_MS = 30 * 86400 * 1000

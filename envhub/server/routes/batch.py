@@ -18,7 +18,7 @@ from envhub.server.deps import ManagerDep, require_token
 from envhub.server.messages import OpResult
 from envhub.server.routes._responses import ERRORS, json_bytes
 
-__all__ = ["render_slots", "router"]
+__all__ = ["ResetItems", "StepItems", "batch_reset", "batch_step", "render_slots", "router"]
 
 router = APIRouter(
     prefix="/v1/batch", tags=["batch"], dependencies=[Depends(require_token)], responses=ERRORS

@@ -11,7 +11,7 @@ from envhub.core.wire import GroupCreate, GroupCreated, GroupMember
 from envhub.server.deps import ManagerDep, require_token
 from envhub.server.routes._responses import SESSION_ERRORS
 
-__all__ = ["router"]
+__all__ = ["create_group", "router"]
 
 router = APIRouter(prefix="/v1/groups", tags=["groups"], dependencies=[Depends(require_token)])
 

@@ -9,7 +9,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from envhub.core.wire import ErrorBody, Health, Readiness, WorkerInfo, WorkerList
 from envhub.server.deps import ManagerDep, require_token
 
-__all__ = ["router"]
+__all__ = ["health", "metrics", "ready", "router", "workers"]
 
 router = APIRouter(tags=["operations"])
 

@@ -19,7 +19,16 @@ from envhub.core.wire import (
 from envhub.server.deps import ManagerDep, require_token
 from envhub.server.routes._responses import ERRORS, SESSION_ERRORS, json_bytes
 
-__all__ = ["router"]
+__all__ = [
+    "SessionId",
+    "create_session",
+    "delete_session",
+    "get_session",
+    "history_png",
+    "reset_session",
+    "router",
+    "step_session",
+]
 
 router = APIRouter(
     prefix="/v1/sessions", tags=["sessions"], dependencies=[Depends(require_token)], responses=ERRORS

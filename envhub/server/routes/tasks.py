@@ -10,7 +10,7 @@ from envhub.core.wire import TaskList
 from envhub.server.deps import ManagerDep, require_token
 from envhub.server.routes._responses import ERRORS, json_bytes
 
-__all__ = ["router"]
+__all__ = ["list_tasks", "router"]
 
 router = APIRouter(
     prefix="/v1/tasks", tags=["tasks"], dependencies=[Depends(require_token)], responses=ERRORS

@@ -20,6 +20,7 @@ from envhub.envs.alfworld.data import (
     resolve_data_root,
     task_type_of,
 )
+from tests.needs import require_module
 
 SHIPPED = sorted(embedded_data_dir().glob("*/*/*"))
 
@@ -162,7 +163,7 @@ def test_without_alfworld_data_the_embedded_games_are_used(monkeypatch: pytest.M
 
 
 def test_alfworld_import_side_effect_on_alfworld_data_is_undone(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("textworld")
+    require_module("textworld", extra="alfworld")
     monkeypatch.delenv("ALFWORLD_DATA", raising=False)
     # Forget the module so its import-time code (which sets the variable) runs again.
     monkeypatch.delitem(sys.modules, "alfworld.info", raising=False)

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from envhub.core.errors import DataNotFoundError, UnknownTaskError
+from tests.needs import requires_modules
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("alfworld") is None or importlib.util.find_spec("textworld") is None,
-    reason="the alfworld extra is not installed (pip install 'envhub[alfworld]')",
-)
+pytestmark = requires_modules("alfworld", "textworld", extra="alfworld")
 
 from envhub.envs.alfworld.data import embedded_data_dir  # noqa: E402
 from envhub.envs.alfworld.env import ALFWorldEnv  # noqa: E402

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -12,11 +11,9 @@ from typer.testing import CliRunner
 
 from envhub.core.errors import ConfigurationError
 from envhub.envs.alfworld.data import TASK_TYPES, DataRoot, discover_games, embedded_data_dir
+from tests.needs import requires_modules
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("alfworld") is None or importlib.util.find_spec("textworld") is None,
-    reason="the alfworld extra is not installed (pip install 'envhub[alfworld]')",
-)
+pytestmark = requires_modules("alfworld", "textworld", extra="alfworld")
 
 from envhub.cli import app  # noqa: E402
 from envhub.envs.alfworld.env import ALFWorldEnv  # noqa: E402

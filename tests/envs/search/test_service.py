@@ -15,6 +15,7 @@ from envhub.envs.search.data import load_corpus
 from envhub.envs.search.env import SearchQAEnv
 from envhub.envs.search.remote import RemoteRetriever
 from envhub.envs.search.service import create_app
+from tests.scrape import scrape
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +79,16 @@ def test_bad_requests_are_rejected_with_422(server: str, payload: dict[str, Any]
 def test_health_and_metrics(server: str, bm25: BM25Retriever) -> None:
     health = httpx.get(f"{server}/health").json()
     assert health == {"status": "ok", "retriever": "bm25", "passages": bm25.size, "default_topk": 3}
-    httpx.post(f"{server}/retrieve", json={"queries": ["a b", "c d"]})
-    text = httpx.get(f"{server}/metrics").text
-    assert "envhub_retriever_queries_total" in text and "envhub_retriever_request_seconds_bucket" in text
+    with httpx.Client(base_url=server) as c:
+        before = scrape(c)
+        assert c.post("/retrieve", json={"queries": ["a b", "c d"]}).status_code == 200
+        assert c.post("/retrieve", json={"queries": ["e"]}).status_code == 200
+        assert c.post("/retrieve", json={"queries": ["a"], "k": 3}).status_code == 422
+        after = scrape(c)
+    assert after.delta(before, "envhub_retriever_queries_total") == 3
+    assert after.delta(before, "envhub_retriever_requests_total") == 2  # the 422 never reached it
+    assert after.delta(before, "envhub_retriever_request_seconds_count") == 2
+    assert after.delta(before, "envhub_retriever_errors_total") == 0
 
 
 def test_remote_retriever_matches_local_results(server: str, bm25: BM25Retriever) -> None:

@@ -72,3 +72,12 @@ def test_classification_env_passes_check_env_and_is_deterministic(tmp_path: Path
         obs, _ = env.reset(options={"task_id": "train-5"})
         traces.append([obs, env.step("zscore[]")[0], env.step("answer[2]")[:3]])
     assert traces[0] == traces[1]
+
+
+def test_classification_env_draws_the_plot_only_when_asked(tmp_path: Path) -> None:
+    write_ucr_dataset(tmp_path, per_class=1)
+    _, info = TimeSeriesUCREnv(ucr_path=tmp_path, dataset="EnvhubSynthetic").reset(seed=0)
+    assert "images" not in info
+    env = TimeSeriesUCREnv(ucr_path=tmp_path, dataset="EnvhubSynthetic", images=True)
+    (png,) = env.reset(seed=0)[1]["images"]
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")

@@ -28,8 +28,8 @@ def test_check_env_passes_without_any_warning() -> None:
         check_env(gymnasium.make("envhub/TimeSeries-v0").unwrapped)
 
 
-def test_reset_shows_task_and_summary_and_a_png_plot(env: gymnasium.Env) -> None:
-    obs, info = env.reset(options={"task_id": "test-0"})
+def test_reset_shows_task_and_summary_and_a_png_plot_when_asked() -> None:
+    obs, info = gymnasium.make("envhub/TimeSeries-v0", images=True).reset(options={"task_id": "test-0"})
     assert obs.startswith("Task: find the anomaly")
     assert f"length {info['series_length']}" in obs
     (png,) = info["images"]
@@ -38,9 +38,16 @@ def test_reset_shows_task_and_summary_and_a_png_plot(env: gymnasium.Env) -> None
     assert info["anchor"] == obs and info["admissible_actions"] is None and info["task_score"] == 0.0
 
 
-def test_images_can_be_turned_off() -> None:
-    _, info = gymnasium.make("envhub/TimeSeries-v0", images=False).reset(options={"task_id": "test-0"})
+def test_no_plot_is_drawn_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> bytes:
+        raise AssertionError("the plot was drawn although images=False")
+
+    monkeypatch.setattr("envhub.envs.timeseries.env.plot_png", refuse)
+    env = gymnasium.make("envhub/TimeSeries-v0")
+    _, info = env.reset(options={"task_id": "test-0"})
     assert "images" not in info
+    assert "images" not in env.step("stats[0:10]")[4]
+    assert "images" not in gymnasium.make("envhub/TimeSeries-v0", images=False).reset(seed=0)[1]
 
 
 def test_tool_step_returns_tool_text_as_observation_and_anchor(env: gymnasium.Env) -> None:
@@ -99,8 +106,8 @@ def test_determinism_after_other_episodes() -> None:
 
 
 def test_png_is_byte_identical_for_the_same_task() -> None:
-    first = TimeSeriesEnv().reset(options={"task_id": "test-5"})[1]["images"][0]
-    assert TimeSeriesEnv().reset(options={"task_id": "test-5"})[1]["images"][0] == first
+    first = TimeSeriesEnv(images=True).reset(options={"task_id": "test-5"})[1]["images"][0]
+    assert TimeSeriesEnv(images=True).reset(options={"task_id": "test-5"})[1]["images"][0] == first
 
 
 def test_task_ids_splits() -> None:

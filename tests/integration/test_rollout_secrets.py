@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import redis
@@ -35,7 +35,7 @@ KEY = "sk-envhub-" + uuid.uuid4().hex
 class KeyedPolicy(BaseHTTPRequestHandler):
     """``/v1/models`` for the right key only; every completion refused (401) after noting its key."""
 
-    seen: list[str] = []
+    seen: ClassVar[list[str]] = []
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass

@@ -259,7 +259,7 @@ async def lockstep(tasks: list[GroupTask], group_size: int, backend: ScriptedBac
 
     envs = InProcessEnvPool(lambda **kw: envhub.make(TS, **kw), env_id=TS)
     ctx_config = ContextConfig(max_steps=max_steps)
-    template = ctx_config.template(TS)
+    template = ctx_config.resolve(TS).template
     opened = [
         await envs.open_group(
             group_size=group_size, task_id=t.task_id, seed=t.seed, split=None, env_kwargs={"images": False}
@@ -328,10 +328,10 @@ def part_lockstep(
     cfg = dict(group_size=group_size, max_concurrent_groups=groups, env_kwargs={"images": False})
     # The heuristic's answers are recorded once, so both loops spend only the injected latency.
     recorded = recorded_texts(TS, HeuristicPolicy, tasks, **cfg)
-    texts = {(k.split("-")[1], int(k.split("-")[3]), i): v for (k, i), v in recorded.items()}
+    texts = {(k.split(":")[1], int(k.split(":")[3]), i): v for (k, i), v in recorded.items()}
 
     def replay(p: Prompt) -> str:
-        parts = str(p.metadata["member"]).split("-")
+        parts = str(p.metadata["member"]).split(":")
         return texts[(parts[1], int(parts[3]), int(p.metadata["step_idx"]))]
 
     rows = []

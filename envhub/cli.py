@@ -276,6 +276,12 @@ def rollout_command(
     step_timeout: Annotated[float, typer.Option(help="Seconds one step of a group may take.")] = 300.0,
     on_failure: Annotated[str, typer.Option(help="retry | drop a group with a failed member.")] = "retry",
     agentocr: Annotated[bool, typer.Option(help="Show the history as an image (AgentOCR).")] = False,
+    trajectory_mode: Annotated[
+        bool,
+        typer.Option(
+            help="Also build one token sequence per episode (needs --policy-url, --model and --tokenizer)."
+        ),
+    ] = False,
     env_kwarg: Annotated[list[str] | None, typer.Option(help="KEY=JSON env constructor argument.")] = None,
     out: Annotated[Path, typer.Option("-o", "--out", help="JSONL file the groups are appended to.")] = Path(
         "groups.jsonl"
@@ -296,7 +302,7 @@ def rollout_command(
     from envhub.rollout.context import ContextConfig
     from envhub.rollout.engine import EngineConfig, EngineEvent
     from envhub.rollout.export import JsonlGroupWriter
-    from envhub.rollout.jobs import PolicyEndpoint, SamplingRequest, build_backend
+    from envhub.rollout.jobs import PolicyEndpoint, SamplingRequest, build_backend, sequence_builders
     from envhub.rollout.oneshot import make_pool, run_rollout
     from envhub.rollout.queue.base import GroupQueue
 
@@ -309,6 +315,11 @@ def rollout_command(
     spec: PolicyEndpoint | str = policy or PolicyEndpoint(
         base_url=str(policy_url), model=str(model), tokenizer=tokenizer
     )
+    if trajectory_mode and (isinstance(spec, str) or spec.tokenizer is None):
+        raise ConfigurationError(
+            "--trajectory-mode needs a policy endpoint with a local tokenizer: give --policy-url, "
+            "--model and --tokenizer (a scripted policy samples no tokens)."
+        )
     kwargs = {}
     for item in env_kwarg or []:
         key, _, value = item.partition("=")
@@ -318,6 +329,7 @@ def rollout_command(
         max_concurrent_groups=concurrency,
         sampling=SamplingRequest(temperature=temperature, max_tokens=max_tokens).params(),
         context=ContextConfig(max_steps=max_steps, agentocr=agentocr),
+        trajectory_mode=trajectory_mode,
         split=split,
         env_kwargs=kwargs,
         step_timeout_s=step_timeout,
@@ -360,6 +372,7 @@ def rollout_command(
                 job_id=job_id,
                 on_tasks=lambda n: bar.update(progress, total=n),
                 on_event=on_event,
+                sequence_builder=sequence_builders(spec) if trajectory_mode else None,
             )
         )
     report = engine.report

@@ -1,12 +1,16 @@
-"""Suite-wide rules: a test skipped for a missing dependency does not pass quietly.
+"""Suite-wide rules and fixtures.
 
-See :mod:`tests.needs` for the helpers tests skip through. This hook reads every skip:
-
-* under ``CI=true``, a skip whose reason says a dependency is missing fails the test
-  (``make test`` installs every extra, Chromium and the test data);
-* anywhere, a skip that names an ``envhub[<extra>]`` which is installed fails the test.
-
-Skips for other reasons (a spec without a built-in policy, say) stay skips; the README lists them.
+* A test skipped for a missing dependency does not pass quietly. See :mod:`tests.needs` for the
+  helpers tests skip through. A hook reads every skip: under ``CI=true``, a skip whose reason
+  says a dependency is missing fails the test (``make test`` installs every extra, Chromium, the
+  vLLM virtualenv and the test data); anywhere, a skip that names an ``envhub[<extra>]`` which
+  is installed fails the test. Skips for other reasons stay skips; the README lists them.
+* The tiny model and ONE real vLLM server per session. The vLLM server (a subprocess from the
+  virtualenv ``scripts/install-vllm.sh`` makes: ``.venv-vllm`` at the repo root, or
+  ``$ENVHUB_VLLM_VENV``) takes a minute or two to start on CPU, so it is session-scoped:
+  ``tests/policy`` and ``tests/integration`` share one start. Where the virtualenv is missing
+  the vLLM tests skip, except under ``CI=true``, where they fail. Imports are inside the
+  fixtures so that runs that never ask for a model do not load torch.
 """
 
 from __future__ import annotations
@@ -14,11 +18,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.needs import MISSING, defined_extras, extra_installed, extras_named_in
+
+if TYPE_CHECKING:
+    from envhub.policy.vllm_server import VllmServer
 
 #: Reasons that say a dependency is missing, from tests.needs or from pytest itself (importorskip).
 _MISSING_DEPENDENCY = re.compile(
@@ -67,3 +75,46 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if verdict is not None:
         report.outcome = "failed"
         report.longrepr = verdict
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+#: Context of the shared tiny model and vLLM server: room for a TimeSeries prompt (~2.1k
+#: tokens with the tiny BPE) and its response. RoPE has no weights, so this changes no logprob.
+CONTEXT_TOKENS = 4096
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny Qwen2 model (seed 0), built once per session."""
+    from envhub.policy.tiny import build_tiny_model
+
+    return build_tiny_model(
+        tmp_path_factory.mktemp("tiny-model") / "model", seed=0, max_position_embeddings=CONTEXT_TOKENS
+    )
+
+
+def vllm_python() -> Path:
+    """The vLLM virtualenv's interpreter (``$ENVHUB_VLLM_VENV`` or ``<repo>/.venv-vllm``)."""
+    venv = Path(os.environ.get("ENVHUB_VLLM_VENV") or REPO_ROOT / ".venv-vllm")
+    return venv / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model_dir: Path) -> Iterator[VllmServer]:
+    """A real vLLM OpenAI server (CPU, float32, processed logprobs) serving the tiny model."""
+    from envhub.policy.vllm_server import VllmServer
+
+    python = vllm_python()
+    if not python.is_file():
+        message = f"no vLLM virtualenv at {python.parent.parent}; run `bash scripts/install-vllm.sh`"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the vLLM tests: {message}")
+        pytest.skip(message)
+    server = VllmServer(
+        python, tiny_model_dir, log_path=tiny_model_dir.parent / "vllm.log", max_model_len=CONTEXT_TOKENS
+    )
+    with server:
+        print(f"\nvLLM server up in {server.startup_s:.1f} s: {' '.join(server.command)}")
+        yield server

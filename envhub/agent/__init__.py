@@ -23,6 +23,7 @@ from envhub.agent.projection import (
     project_think_action,
     project_tool_call,
     projector,
+    strip_compression,
 )
 from envhub.agent.prompt import FIELDS, PromptTemplate, build_messages, family_template, format_admissible
 
@@ -48,4 +49,5 @@ __all__ = [
     "project_think_action",
     "project_tool_call",
     "projector",
+    "strip_compression",
 ]

@@ -55,6 +55,7 @@ __all__ = [
     "as_text",
     "has_cjk",
     "parse_compression",
+    "strip_compression",
     "project",
     "project_search_answer",
     "project_think_action",
@@ -367,6 +368,20 @@ def parse_compression(output: object) -> CompressionTag:
     if repeated:
         return CompressionTag(factor, False, "more than one <compression> tag")
     return CompressionTag(factor, True)
+
+
+_COMPRESSION_BLOCK = re.compile(r"<compression>.*?</compression>", re.IGNORECASE | re.DOTALL)
+_COMPRESSION_TAG = re.compile(r"</?compression>", re.IGNORECASE)
+
+
+def strip_compression(action: str) -> str:
+    """``action`` without its ``<compression>`` blocks (and stray tags), stripped: what the env plays.
+
+    Self-compression tags are for the history image, never for the env; the env server
+    (``history.compression``) and the rollout engine both remove them with this function, so the
+    same action reaches the env wherever AgentOCR renders.
+    """
+    return _COMPRESSION_TAG.sub("", _COMPRESSION_BLOCK.sub("", action)).strip()
 
 
 PROJECTIONS: Mapping[str, Callable[[object], Projection]] = MappingProxyType(

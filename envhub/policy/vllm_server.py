@@ -91,6 +91,8 @@ class VllmServer:
         port: the port (default: a free one).
         startup_timeout_s: how long :meth:`start` waits for ``/health``.
         log_path: where the server's output goes (default: ``vllm.log`` next to the model).
+        max_model_len: the longest prompt + response the server accepts (at most the model's
+            ``max_position_embeddings``).
         extra_args: more server flags.
         env: extra environment variables (on top of :data:`CPU_ENV`).
 
@@ -109,6 +111,7 @@ class VllmServer:
         port: int | None = None,
         startup_timeout_s: float = 300.0,
         log_path: str | Path | None = None,
+        max_model_len: int = 2048,
         extra_args: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
     ) -> None:
@@ -130,6 +133,7 @@ class VllmServer:
             self.model_dir,
             port=self.port,
             served_model_name=served_model_name,
+            max_model_len=max_model_len,
             extra_args=extra_args,
         )
         self._env = {**os.environ, **CPU_ENV, **(env or {})}

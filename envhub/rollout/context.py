@@ -11,98 +11,167 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envhub.agent import EpisodeMemory, Projection, PromptTemplate, build_messages, family_template, project
+from envhub.agent import (
+    EpisodeMemory,
+    Projection,
+    PromptTemplate,
+    build_messages,
+    family_template,
+    project,
+    strip_compression,
+)
 from envhub.core.errors import ConfigurationError
-from envhub.render import OpticalHistory, RenderConfig, TileStore, estimate_text_tokens
+from envhub.core.registry import EnvSpec
+from envhub.core.wire import HISTORY_PRESETS, HistoryOptions
+from envhub.envs import resolve
+from envhub.render import (
+    OpticalHistory,
+    RenderConfig,
+    RenderPreset,
+    TileStore,
+    estimate_text_tokens,
+    render_preset,
+    vision_tokens,
+)
 
-__all__ = ["AgentContext", "ContextConfig", "PromptView", "env_spec", "family_of"]
-
-_RENDER_PRESETS = {"alfworld": (RenderConfig.alfworld, "ocr"), "search": (RenderConfig.search, "ocr-search")}
-
-
-def env_spec(env_id: str) -> Any:
-    """The catalogue entry of ``env_id`` (an id, a short name or a family name).
-
-    Raises:
-        UnknownEnvError: ``env_id`` is not in the catalogue.
-    """
-    from envhub.envs import registry
-
-    # The catalogue lookup is ``resolve`` (``get_spec`` in earlier versions of the registry).
-    lookup = getattr(registry, "resolve", None) or getattr(registry, "get_spec")  # noqa: B009
-    return lookup(env_id)
-
-
-def family_of(env_id: str) -> str:
-    """The env family (prompt module name) of a catalogue env id, e.g. ``alfworld``.
-
-    Raises:
-        UnknownEnvError: ``env_id`` is not in the catalogue.
-    """
-    return str(env_spec(env_id).family)
+__all__ = ["AgentContext", "ContextConfig", "PromptView", "ResolvedContext", "ServerImage"]
 
 
 class ContextConfig(BaseModel):
     """How prompts are built and model text becomes actions.
 
-    ``None`` fields take the family's defaults (its ``prompt.py`` module).
+    Everything about the env comes from its catalogue entry (:func:`envhub.envs.resolve`): the
+    prompt module, the projection rule and the AgentOCR render preset. The ``None`` fields here
+    are optional overrides of those.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     family: str | None = Field(
         default=None,
-        description="Prompt template family (envhub/envs/<family>/prompt.py); default: the env's.",
+        description="Use the prompt module of this env (a name envhub.envs.resolve takes); default: its own.",
     )
     history_length: int | None = Field(
-        default=None, ge=0, description="Steps of history shown in text prompts (family default if null)."
+        default=None, ge=0, description="Steps of history shown in text prompts (template default if null)."
     )
     memory_style: Literal["step", "search", "ocr", "ocr-search"] | None = Field(
-        default=None, description="Format of history lines (family default if null)."
+        default=None, description="Format of history lines (template default if null)."
     )
-    projection: str = Field(
-        default="think_action", description="Projection rule (envhub.agent.PROJECTIONS) from text to action."
+    projection: str | None = Field(
+        default=None,
+        description="Projection rule (envhub.agent.PROJECTIONS or 'module:function'); default: the env's.",
     )
     compression: bool = Field(default=False, description="Parse AgentOCR <compression> tags.")
     agentocr: bool = Field(default=False, description="Show the history as an image (AgentOCR).")
     render_at: Literal["client", "server"] = Field(
         default="client",
-        description="Where AgentOCR images are rendered: in the engine or in the env server.",
+        description=(
+            "Where AgentOCR images are rendered: in the engine, or in the env server (the session's "
+            "history option; pixel-identical)."
+        ),
     )
-    render_preset: Literal["alfworld", "search"] = Field(default="alfworld", description="AgentOCR look.")
+    render_preset: str | None = Field(
+        default=None,
+        description="Use the AgentOCR look of this env (a name envhub.envs.resolve takes); default: its own.",
+    )
     ocr_window: int = Field(default=50, ge=1, description="Steps shown in the AgentOCR image.")
     inline_images: bool = Field(
         default=False, description="Keep the PNG in each Step (else only its hash and token counts)."
     )
     max_steps: int = Field(default=50, ge=1, le=10_000, description="Steps before an episode is truncated.")
 
-    def template(self, env_id: str) -> PromptTemplate:
-        """The prompt template for ``env_id`` with this config's overrides applied.
+    def resolve(self, env_id: str) -> ResolvedContext:
+        """What this config means for ``env_id``: its spec's template, rule and preset, overrides applied.
 
         Raises:
-            ConfigurationError: the family has no prompt module, or AgentOCR is on but the family
-                has no image template, or the projection rule is unknown.
+            UnknownEnvError: ``env_id`` (or an override's env name) is not in the catalogue.
+            ConfigurationError: the env has no prompt module, or no projection rule and none is
+                configured, or the rule is unknown, or AgentOCR is on but the env has no image
+                template or render preset (or, rendering on the server, none the server knows).
         """
-        template = family_template(self.family or family_of(env_id))
+        spec = resolve(env_id)
+        template = family_template(self.family or spec)
         if self.memory_style is not None:
             template = dataclasses.replace(template, memory_style=self.memory_style)
-        if self.agentocr and template.history_image is None:
+        rule = self.projection or spec.projection
+        if rule is None:
             raise ConfigurationError(
-                f"AgentOCR is on but family {self.family or family_of(env_id)!r} has no HISTORY_IMAGE "
-                "template; turn agentocr off or add one to its prompt module."
+                f"Env {spec.id} names no projection rule in its catalogue entry; set "
+                "context.projection (e.g. 'think_action').",
+                env=spec.id,
             )
-        if self.agentocr and self.render_at == "server":
-            raise ConfigurationError(
-                "render_at='server' needs the env server's history session option, which this engine does "
-                "not drive yet; use render_at='client' (pixel-identical images)."
-            )
-        project("", self.projection)  # unknown rule -> ConfigurationError now, not at step 1
-        return template
+        project("", rule)  # unknown rule -> ConfigurationError now, not at step 1
+        preset: RenderPreset | None = None
+        server_preset: str | None = None
+        if self.agentocr:
+            if template.history_image is None:
+                raise ConfigurationError(
+                    f"AgentOCR is on but the prompt module of {spec.id} has no HISTORY_IMAGE template; "
+                    "turn agentocr off or add one to its prompt module.",
+                    env=spec.id,
+                )
+            preset = render_preset(self.render_preset or spec)
+            if self.render_at == "server":
+                server_preset = _server_preset(preset.config)
+        return ResolvedContext(spec, template, rule, preset, server_preset)
+
+
+def _server_preset(config: RenderConfig) -> str:
+    """The name the env server knows ``config`` by (its history option's ``preset``)."""
+    for name in HISTORY_PRESETS:
+        if getattr(RenderConfig, name)() == config:
+            return name
+    raise ConfigurationError(
+        "render_at='server' needs a render preset the env server has "
+        f"({', '.join(HISTORY_PRESETS)}); this env's is not one of them. Use render_at='client'."
+    )
+
+
+@dataclass(frozen=True)
+class ResolvedContext:
+    """A :class:`ContextConfig` applied to one env.
+
+    Attributes:
+        spec: the env's catalogue entry.
+        template: its prompt template (overrides applied).
+        projection: the projection rule.
+        preset: the AgentOCR render preset (None when AgentOCR is off).
+        server_preset: the env server's name of that preset when rendering on the server.
+    """
+
+    spec: EnvSpec
+    template: PromptTemplate
+    projection: str
+    preset: RenderPreset | None = None
+    server_preset: str | None = None
+
+    def history_options(self, config: ContextConfig) -> HistoryOptions | None:
+        """The env server's ``history`` option for rendering on the server (None otherwise)."""
+        if self.server_preset is None or self.preset is None:
+            return None
+        return HistoryOptions(
+            style=self.preset.style,
+            window=config.ocr_window,
+            preset=self.server_preset,
+            compression=config.compression,
+            inline=True,
+        )
+
+
+@dataclass(frozen=True)
+class ServerImage:
+    """A history image the env server rendered: its PNG and, when the server said, its text tokens."""
+
+    png: bytes
+    width: int
+    height: int
+    text_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -131,27 +200,33 @@ class AgentContext:
 
     Args:
         config: the context configuration.
-        template: the resolved template (:meth:`ContextConfig.template`).
-        store: the process-wide AgentOCR tile store (shared across members).
+        resolved: the config applied to the env (:meth:`ContextConfig.resolve`).
+        store: the process-wide AgentOCR tile store (shared across members; client rendering).
     """
 
     def __init__(
-        self, config: ContextConfig, template: PromptTemplate, store: TileStore | None = None
+        self, config: ContextConfig, resolved: ResolvedContext, store: TileStore | None = None
     ) -> None:
         self.config = config
-        self.template = template
+        self.resolved = resolved
+        self.template = resolved.template
         self.memory = EpisodeMemory()
         self.optical: OpticalHistory | None = None
-        if config.agentocr:
-            make, style = _RENDER_PRESETS[config.render_preset]
-            self.optical = OpticalHistory(make(), window=config.ocr_window, style=style, store=store)
+        #: Rendering on the server: the latest image it sent (set by the engine).
+        self.server_image: ServerImage | None = None
+        if resolved.preset is not None and resolved.server_preset is None:
+            self.optical = OpticalHistory(
+                resolved.preset.config, window=config.ocr_window, style=resolved.preset.style, store=store
+            )
 
     def prompt(self, observation: str, info: dict[str, Any]) -> PromptView:
-        """The messages for the current step (observation + memory [+ history image])."""
-        import time
+        """The messages for the current step (observation + memory [+ history image]).
 
+        Raises:
+            ConfigurationError: rendering on the server, but no image has come from it yet.
+        """
         admissible = info.get("admissible_actions")
-        if self.optical is None:
+        if self.resolved.preset is None:
             messages = build_messages(
                 self.template,
                 observation=observation,
@@ -161,9 +236,21 @@ class AgentContext:
             )
             return PromptView(messages)
         started = time.perf_counter()
-        rendered = self.optical.render()
-        png = rendered.png()
+        if self.optical is not None:
+            rendered = self.optical.render()
+            png = rendered.png()
+            width, height = rendered.size
+            text_tokens: int | None = None
+        else:
+            if self.server_image is None:
+                raise ConfigurationError("render_at='server': no history image from the env server yet.")
+            png, width, height = self.server_image.png, self.server_image.width, self.server_image.height
+            text_tokens = self.server_image.text_tokens
         render_s = time.perf_counter() - started
+        if text_tokens is None:
+            # The window the image shows, as text (the server sends this number after each step).
+            preset = self.resolved.preset
+            text_tokens = estimate_text_tokens(self.memory.window(self.config.ocr_window, preset.style).text)
         messages = build_messages(
             self.template,
             observation=observation,
@@ -172,19 +259,25 @@ class AgentContext:
             history_length=self.config.ocr_window,
             history_image=png,
         )
-        lines = self.optical.memory.window(self.optical.window, self.optical.style).text
         return PromptView(
             messages,
             image_ref="sha256:" + hashlib.sha256(png).hexdigest(),
             image_png=png if self.config.inline_images else None,
-            vision_tokens=rendered.vision_tokens(),
-            text_tokens=estimate_text_tokens(lines),
+            vision_tokens=vision_tokens(width, height),
+            text_tokens=text_tokens,
             render_s=render_s,
         )
 
     def project(self, text: str) -> Projection:
-        """The action a completion's text means (never raises)."""
-        return project(text, self.config.projection, compression=self.config.compression)
+        """The action a completion's text means (never raises).
+
+        With self-compression on, ``<compression>`` tags are removed from the action (the env
+        never sees them, as on the env server) and their factor is the projection's.
+        """
+        projection = project(text, self.resolved.projection, compression=self.config.compression)
+        if self.config.compression:
+            projection = dataclasses.replace(projection, action=strip_compression(projection.action))
+        return projection
 
     def record(self, observation: str, projection: Projection, result: str) -> None:
         """Remember one step: the observation acted in, the action and what it produced."""

@@ -22,23 +22,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import PIL.Image
 from pydantic import BaseModel, ConfigDict, Field
 
+from envhub.agent import parse_compression
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Step, TokenSequence, Trajectory
+from envhub.core.wire import HistoryFrame
 from envhub.policy.base import Completion, PolicyBackend, Prompt, SamplingParams
 from envhub.render import TileStore
-from envhub.rollout.context import AgentContext, ContextConfig, PromptView
+from envhub.rollout.context import AgentContext, ContextConfig, PromptView, ServerImage
 from envhub.rollout.envpool import EnvPool, OpenGroup, StepItem, StepOutcome
 from envhub.rollout.episode import json_safe_info
 from envhub.rollout.failures import DeadlineExceeded, Failure, classify
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
+from envhub.rollout.queue.journal import group_uid
 
 __all__ = [
     "EngineConfig",
@@ -56,11 +61,6 @@ __all__ = [
 
 #: Failures that would fail every group of the job alike: they stop the job instead.
 _JOB_WIDE = frozenset({"policy_unavailable", "policy_error", "configuration", "unknown_task"})
-
-
-def group_uid(job_id: str, slot: int, attempt: int) -> str:
-    """The deterministic id of a group: one per job, slot and attempt."""
-    return f"{job_id}-{slot}-{attempt}"
 
 
 class EngineConfig(BaseModel):
@@ -265,8 +265,10 @@ class RolloutEngine:
         self.report = RolloutReport()
         self._on_event = on_event
         self._builder = sequence_builder
-        self._store = tile_store or (TileStore() if config.context.agentocr else None)
-        self._template = config.context.template(envs.env_id)
+        self._context = config.context.resolve(envs.env_id)
+        self._history = self._context.history_options(config.context)
+        client_render = config.context.agentocr and self._history is None
+        self._store = tile_store or (TileStore() if client_render else None)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -409,10 +411,12 @@ class RolloutEngine:
             seed=task.seed,
             split=self.config.split,
             env_kwargs=self.config.env_kwargs,
+            history=self._history,
         )
         members = [
             self._member(uid, i, m.session_id, m.observation, m.info) for i, m in enumerate(group.members)
         ]
+        await self._first_pages(group, members)
         if self.journal is not None:
             await self.journal.begin_group(
                 self.job_id,
@@ -429,13 +433,13 @@ class RolloutEngine:
     def _member(
         self, uid: str, index: int, session_id: str, observation: str, info: dict[str, Any]
     ) -> _Member:
-        traj_id = f"{uid}-{index}"
+        traj_id = f"{uid}:{index}"
         task_id = str(info.get("task_id", ""))
         builder = self._builder(uid, traj_id) if self._builder is not None else None
         return _Member(
             index=index,
             session_id=session_id,
-            ctx=AgentContext(self.config.context, self._template, self._store),
+            ctx=AgentContext(self.config.context, self._context, self._store),
             traj=Trajectory(uid=uid, traj_id=traj_id, env_id=self.envs.env_id, task_id=task_id),
             observation=observation,
             info=info,
@@ -470,11 +474,24 @@ class RolloutEngine:
             members.append(member)
         group = OpenGroup(resume.replica, tuple(MemberStart(m["session_id"], "", {}) for m in resume.members))
         await self.envs.adopt(resume.replica, group.session_ids)
+        await self._first_pages(group, members)  # the sessions' latest images, kept by the server
         kept = sum(len(e) for e in resume.entries)
         self.metrics.steps_resumed.inc(kept)
         self.report.steps_resumed += kept
         self._emit("group_resumed", task.slot, resume.attempt)
         return group, members, max((len(e) for e in resume.entries), default=0)
+
+    async def _first_pages(self, group: OpenGroup, members: list[_Member]) -> None:
+        """Rendering on the server: each member's current image (the blank page of a new episode).
+
+        A session's image arrives with every step response; before the first step there is none
+        in any response, so it is fetched once (``GET /v1/sessions/{id}/history.png``).
+        """
+        if self._history is None:
+            return
+        pngs = await asyncio.gather(*(self.envs.history_png(group.replica, m.session_id) for m in members))
+        for m, png in zip(members, pngs, strict=True):
+            m.ctx.server_image = _server_image(png, None)
 
     async def _episode(self, task: GroupTask, attempt: int, resume: ResumePoint | None) -> Group:
         uid = group_uid(self.job_id, task.slot, attempt)
@@ -531,7 +548,7 @@ class RolloutEngine:
                     Prompt(
                         messages=v.messages if m.builder is None else list(m.conversation),
                         token_ids=None if m.builder is None else self._turn(m, v, step_idx),
-                        request_id=f"{m.traj.traj_id}-{step_idx}",
+                        request_id=f"{m.traj.traj_id}:{step_idx}",
                         metadata={
                             "observation": m.observation,
                             "info": m.info,
@@ -547,8 +564,10 @@ class RolloutEngine:
                 t1 = time.perf_counter()
                 projections = [m.ctx.project(c.text) for m, c in zip(live, completions, strict=True)]
                 items = [
-                    StepItem(m.session_id, p.action, f"{m.traj.traj_id}-{step_idx}")
-                    for m, p in zip(live, projections, strict=True)
+                    StepItem(
+                        m.session_id, self._wire_action(p.action, c.text), f"{m.traj.traj_id}:{step_idx}"
+                    )
+                    for m, p, c in zip(live, projections, completions, strict=True)
                 ]
                 outcomes = await self.envs.step(group, items)
                 t2 = time.perf_counter()
@@ -591,6 +610,20 @@ class RolloutEngine:
                 )
             )
         self._emit("step", task.slot, attempt, step_idx=step_idx)
+
+    def _wire_action(self, action: str, text: str) -> str:
+        """The action sent to the env server.
+
+        Rendering on the server with self-compression, the server reads the factor from a
+        ``<compression>`` tag in the action and strips it before the env plays it; the engine
+        re-attaches a tag that parses to the same factor and validity as the model's text (two
+        tags when the model's use was invalid), so the env sees ``action`` either way.
+        """
+        if self._history is None or not self._history.compression:
+            return action
+        tag = parse_compression(text)
+        block = f"<compression>{tag.factor!r}</compression>"
+        return action + (block if tag.is_valid else block * 2)
 
     @staticmethod
     def _turn(m: _Member, view: PromptView, step_idx: int) -> list[int]:
@@ -655,6 +688,8 @@ class RolloutEngine:
         )
         m.traj.steps.append(step)
         m.ctx.record(m.observation, projection, outcome.observation)
+        if outcome.history_png is not None:
+            m.ctx.server_image = _server_image(outcome.history_png, outcome.history)
         if m.builder is not None:
             m.builder.add_response(completion)
             m.conversation.append({"role": "assistant", "content": completion.text})
@@ -667,3 +702,10 @@ class RolloutEngine:
             self.metrics.tokens.labels("prompt").inc(len(completion.prompt_token_ids or ()))
             self.metrics.tokens.labels("response").inc(len(completion.token_ids or ()))
             self.report.tokens += tokens
+
+
+def _server_image(png: bytes, frame: HistoryFrame | None) -> ServerImage:
+    """A PNG from the env server with its size (read from the header) and text-token count."""
+    with PIL.Image.open(io.BytesIO(png)) as image:
+        width, height = image.size
+    return ServerImage(png, width, height, None if frame is None else frame.text_tokens)

@@ -37,11 +37,7 @@ from envhub.core.errors import (
     ServerUnreachableError,
     SessionNotFoundError,
 )
-
-try:  # the wire models live in envhub.core.wire (in envhub.server.models before they moved)
-    from envhub.core.wire import BatchStepItem  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - depends on the version of the wire module
-    from envhub.server.models import BatchStepItem  # type: ignore[no-redef,import-not-found,unused-ignore]
+from envhub.core.wire import BatchStepItem, HistoryFrame, HistoryOptions
 
 __all__ = [
     "EnvPool",
@@ -96,6 +92,10 @@ class StepOutcome:
     info: dict[str, Any] | None = None
     step_count: int = 0
     error: EnvhubError | None = None
+    #: The env server's history image after this step (sessions opened with ``history``).
+    history: HistoryFrame | None = None
+    #: Its PNG (decoded from the frame, or fetched from the frame's link).
+    history_png: bytes | None = None
 
 
 class EnvPool(Protocol):
@@ -119,7 +119,15 @@ class EnvPool(Protocol):
         split: str | None,
         env_kwargs: Mapping[str, Any],
         replica: int | None = None,
-    ) -> OpenGroup: ...
+        history: HistoryOptions | None = None,
+    ) -> OpenGroup:
+        """Open ``group_size`` sessions on one task; ``history`` asks the server to render AgentOCR."""
+        ...
+
+    async def history_png(self, replica: int, session_id: str) -> bytes:
+        """The PNG of a session's latest server-rendered history image (the blank first page
+        before the first step)."""
+        ...
 
     async def step(self, group: OpenGroup, items: Sequence[StepItem]) -> list[StepOutcome]: ...
 
@@ -190,6 +198,7 @@ class RemoteEnvPool:
         split: str | None,
         env_kwargs: Mapping[str, Any],
         replica: int | None = None,
+        history: HistoryOptions | None = None,
     ) -> OpenGroup:
         now = time.monotonic()
         down = [until > now for until in self._down_until]
@@ -198,7 +207,7 @@ class RemoteEnvPool:
         self._load[index] += group_size
         try:
             created = await self._clients[index].create_group(
-                group_size, task_id=task_id, seed=seed, split=split, env_kwargs=env_kwargs
+                group_size, task_id=task_id, seed=seed, split=split, env_kwargs=env_kwargs, history=history
             )
         except BaseException as exc:
             self._load[index] -= group_size
@@ -213,16 +222,34 @@ class RemoteEnvPool:
             [BatchStepItem(session_id=i.session_id, action=i.action, request_id=i.request_id) for i in items]
         )
         outcomes: list[StepOutcome] = []
-        for slot in reply.results:
+        for item, slot in zip(items, reply.results, strict=True):
             error = slot_error(slot)
             if error is not None or slot.result is None:
                 outcomes.append(StepOutcome(error=error))
                 continue
             r = slot.result
+            png = None
+            if r.history is not None:
+                if r.history.png_base64 is not None:
+                    png = base64.b64decode(r.history.png_base64)
+                else:
+                    png = await self.history_png(group.replica, item.session_id)
             outcomes.append(
-                StepOutcome(r.observation, r.reward, r.terminated, r.truncated, dict(r.info), r.step_count)
+                StepOutcome(
+                    r.observation,
+                    r.reward,
+                    r.terminated,
+                    r.truncated,
+                    dict(r.info),
+                    r.step_count,
+                    history=r.history,
+                    history_png=png,
+                )
             )
         return outcomes
+
+    async def history_png(self, replica: int, session_id: str) -> bytes:
+        return await self._clients[replica].fetch_history_png(session_id)
 
     async def step_count(self, replica: int, session_id: str) -> int | None:
         try:
@@ -277,6 +304,12 @@ def wire_info(info: Mapping[str, Any]) -> dict[str, Any]:
     return dict(json.loads(json.dumps(dict(info), ensure_ascii=False, default=_jsonable)))
 
 
+_NO_SERVER_HISTORY = (
+    "In-process envs have no env server to render AgentOCR history; use render_at='client' "
+    "or env servers (RemoteEnvPool)."
+)
+
+
 class InProcessEnvPool:
     """Envs in this process, each call run in a worker thread (no server needed).
 
@@ -316,7 +349,10 @@ class InProcessEnvPool:
         split: str | None,
         env_kwargs: Mapping[str, Any],
         replica: int | None = None,
+        history: HistoryOptions | None = None,
     ) -> OpenGroup:
+        if history is not None:
+            raise ConfigurationError(_NO_SERVER_HISTORY)
         options: dict[str, Any] = {} if split is None else {"split": split}
         if task_id is not None:
             options["task_id"] = task_id
@@ -374,6 +410,9 @@ class InProcessEnvPool:
             return out
 
         return await self._run(run)  # type: ignore[no-any-return]
+
+    async def history_png(self, replica: int, session_id: str) -> bytes:
+        raise ConfigurationError(_NO_SERVER_HISTORY)
 
     async def step_count(self, replica: int, session_id: str) -> int | None:
         return self._steps.get(session_id)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from envhub.core.errors import DependencyMissingError, PolicyUnavailableError
 from envhub.policy.base import PolicyBackend, SamplingParams
@@ -33,11 +34,14 @@ from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
 
 __all__ = [
+    "POLICY_API_KEY_ENV",
     "PolicyEndpoint",
     "RolloutRequest",
     "SamplingRequest",
+    "api_key",
     "build_backend",
     "check_policy",
+    "persisted_spec",
     "resolve_env_id",
     "run_job",
     "sequence_builders",
@@ -48,6 +52,25 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+#: Where a resumed job's policy key comes from (keys are never written to the journal).
+POLICY_API_KEY_ENV = "ENVHUB_POLICY_API_KEY"
+
+
+def api_key(policy: PolicyEndpoint) -> str | None:
+    """The policy's bearer key: the request's, else ``$ENVHUB_POLICY_API_KEY`` (None if neither)."""
+    if policy.api_key is not None:
+        return policy.api_key.get_secret_value()
+    return os.environ.get(POLICY_API_KEY_ENV) or None
+
+
+def persisted_spec(request: RolloutRequest) -> dict[str, Any]:
+    """``request`` as the journal may keep it: JSON, without secrets (the policy key is dropped)."""
+    spec = request.model_dump(mode="json")
+    if isinstance(spec.get("policy"), dict):
+        spec["policy"].pop("api_key", None)
+    return spec
+
+
 class PolicyEndpoint(_Strict):
     """An OpenAI-compatible server (vLLM, SGLang, ...) and how to talk to it."""
 
@@ -56,7 +79,13 @@ class PolicyEndpoint(_Strict):
     tokenizer: str | None = Field(
         default=None, description="Local tokenizer directory: render prompts locally, send token ids."
     )
-    api_key: str | None = Field(default=None, description="Bearer key, if the server wants one.")
+    api_key: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Bearer key, if the server wants one. Never saved: a job resumed after a restart takes "
+            f"it from ${POLICY_API_KEY_ENV}."
+        ),
+    )
     max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at most.")
     timeout_s: float = Field(default=300.0, gt=0, description="Time allowed for one request.")
 
@@ -168,7 +197,7 @@ def build_backend(policy: PolicyEndpoint | str, policy_version: int) -> PolicyBa
         base_url=policy.base_url,
         model=policy.model,
         tokenizer_path=policy.tokenizer,
-        api_key=policy.api_key,
+        api_key=api_key(policy),
         max_concurrency=policy.max_concurrency,
         timeout_s=policy.timeout_s,
         policy_version=policy_version,
@@ -195,7 +224,8 @@ async def check_policy(policy: PolicyEndpoint | str, *, timeout_s: float = 5.0) 
         return
     # OpenAIBackend accepts the server root or .../v1; the models list is always at /v1/models.
     url = policy.base_url.rstrip("/").removesuffix("/v1") + "/v1/models"
-    headers = {"Authorization": f"Bearer {policy.api_key}"} if policy.api_key else {}
+    key = api_key(policy)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
             reply = await client.get(url, headers=headers)

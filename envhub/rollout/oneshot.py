@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from envhub.policy.base import PolicyBackend
-from envhub.rollout.engine import EngineConfig, EngineEvent, RolloutEngine
+from envhub.rollout.engine import EngineConfig, EngineEvent, RolloutEngine, SequenceBuilderLike
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.queue.base import GroupQueue
 
@@ -21,10 +21,9 @@ def make_pool(*, env_id: str, env_urls: Sequence[str], token: str | None = None)
     """Replicas when URLs are given, else in-process envs of ``env_id``."""
     if env_urls:
         return RemoteEnvPool(list(env_urls), env_id=env_id, token=token)
-    from envhub.envs.registry import make
-    from envhub.rollout.context import env_spec
+    from envhub.envs.registry import make, resolve
 
-    spec = env_spec(env_id)
+    spec = resolve(env_id)
 
     def build(**kwargs: Any) -> Any:
         return make(spec.id, **kwargs)
@@ -43,6 +42,7 @@ async def run_rollout(
     job_id: str,
     on_tasks: Callable[[int], None] | None = None,
     on_event: Callable[[EngineEvent], None] | None = None,
+    sequence_builder: Callable[[str, str], SequenceBuilderLike] | None = None,
 ) -> RolloutEngine:
     """Play one job and return its engine (its ``report`` says what happened).
 
@@ -51,7 +51,13 @@ async def run_rollout(
     """
     try:
         engine = RolloutEngine(
-            envs=envs, backend=backend, config=config, queue=queue, job_id=job_id, on_event=on_event
+            envs=envs,
+            backend=backend,
+            config=config,
+            queue=queue,
+            job_id=job_id,
+            on_event=on_event,
+            sequence_builder=sequence_builder,
         )
         tasks = await engine.resolve_tasks(task_ids=task_ids, count=count)
         if on_tasks is not None:

@@ -37,7 +37,14 @@ import envhub
 from envhub.core.errors import EnvhubError, JobNotFoundError
 from envhub.rollout.engine import JobAborted, JournalLike, ResumePoint, RolloutEngine, RolloutReport
 from envhub.rollout.failures import classify
-from envhub.rollout.jobs import RolloutRequest, build_backend, check_policy, resolve_env_id, run_job
+from envhub.rollout.jobs import (
+    RolloutRequest,
+    build_backend,
+    check_policy,
+    persisted_spec,
+    resolve_env_id,
+    run_job,
+)
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
 from envhub.server.errors import install_error_handler
@@ -215,7 +222,7 @@ class JobManager:
         request = request.model_copy(update={"env_id": env_id})  # a resumed job needs no lookup
         job = Job(job_id=uuid.uuid4().hex[:12], request=request, env_id=env_id)
         if self.journal is not None:
-            await self.journal.save_job(job.job_id, request.model_dump(mode="json"))
+            await self.journal.save_job(job.job_id, persisted_spec(request))  # no secrets
         self._start(job)
         return job
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import bisect
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
-from envhub.agent.projection import parse_compression
+from envhub.agent.projection import parse_compression, strip_compression
 from envhub.core.wire import HistoryOptions
 from envhub.render import (
     OpticalHistory,
@@ -65,8 +64,6 @@ RENDER_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.
 _PRESETS: Mapping[str, Callable[[], RenderConfig]] = MappingProxyType(
     {"alfworld": RenderConfig.alfworld, "search": RenderConfig.search}
 )
-_COMPRESSION_BLOCK = re.compile(r"<compression>.*?</compression>", re.IGNORECASE | re.DOTALL)
-_COMPRESSION_TAG = re.compile(r"</?compression>", re.IGNORECASE)
 
 
 def history_url(session_id: str) -> str:
@@ -186,7 +183,7 @@ class SessionHistory:
         if not self.options.compression:
             return action, 1.0, None
         tag = parse_compression(action)
-        stripped = _COMPRESSION_TAG.sub("", _COMPRESSION_BLOCK.sub("", action)).strip()
+        stripped = strip_compression(action)
         return stripped, tag.factor, tag.is_valid
 
     def after_step(

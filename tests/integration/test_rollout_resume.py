@@ -91,7 +91,7 @@ def test_a_dead_engine_resumes_in_flight_groups_from_the_journal(server: Running
     engine = asyncio.run(second_life(server, journal))
     assert sorted(g.task_id for g in queue.groups) == [t.task_id for t in TASKS]  # each task once
     resumed = next(g for g in queue.groups if g.task_id == "test-0")
-    assert resumed.uid == "job-0-0" and resumed.attempt == 0  # continued, not re-run
+    assert resumed.uid == "job:0:0" and resumed.attempt == 0  # continued, not re-run
     # Every journaled step was either kept (its sessions stood where the journal says) or redone.
     assert engine.report.steps_resumed >= 9
     assert engine.report.steps_resumed + engine.report.steps_redone == sum(in_flight.values())

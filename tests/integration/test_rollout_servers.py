@@ -177,9 +177,9 @@ def test_a_sigkilled_env_worker_re_runs_its_group_whole_once(ts_replicas: list[R
 
     groups, (report, metrics) = asyncio.run(main())
     assert killed
-    assert sorted(g.uid for g in groups) == ["kill-0-1", "kill-1-0"] or sorted(g.uid for g in groups) == [
-        "kill-0-1",
-        "kill-1-1",
+    assert sorted(g.uid for g in groups) == ["kill:0:1", "kill:1:0"] or sorted(g.uid for g in groups) == [
+        "kill:0:1",
+        "kill:1:1",
     ]
     assert report.published == 2 and report.dropped == 0
     assert report.retries_by_cause.get("session_lost", 0) >= 1

@@ -71,7 +71,7 @@ def test_a_job_runs_to_completion_and_its_groups_are_in_the_queue(
     assert progress["status"] == "done" and progress["env_id"] == "envhub/TimeSeries-v0"
     assert progress["total"] == 3 and progress["published"] == 3 and progress["dropped"] == 0
     assert progress["steps"] == sum(t.length for g in queue.groups for t in g.trajectories) > 0
-    assert sorted(g.uid for g in queue.groups) == [f"{job_id}-{i}-0" for i in range(3)]
+    assert sorted(g.uid for g in queue.groups) == [f"{job_id}:{i}:0" for i in range(3)]
     assert all(g.job_id == job_id and g.policy_version == 7 for g in queue.groups)
     metrics = client.get("/metrics").text
     assert 'envhub_rollout_groups_total{outcome="published"} 3.0' in metrics
@@ -157,12 +157,12 @@ def test_on_startup_the_service_resumes_unfinished_jobs_from_the_journal(env_ser
         await journal.save_job("old", spec.model_dump(mode="json"))
         # Slot 1 was published before the service died.
         await journal.commit_group(
-            "old", 1, Group(uid="old-1-0", env_id="envhub/TimeSeries-v0", task_id="test-1")
+            "old", 1, Group(uid="old:1:0", env_id="envhub/TimeSeries-v0", task_id="test-1")
         )
 
     asyncio.run(before_the_crash())
     with TestClient(create_app(RolloutServiceSettings(), queue=queue, journal=journal)) as client:
         progress = wait(client, "old", until={"done", "failed"})
     assert progress["status"] == "done" and progress["total"] == 3 and progress["published"] == 3
-    assert sorted(g.uid for g in queue.groups) == ["old-0-0", "old-1-0", "old-2-0"]  # slot 1 once
+    assert sorted(g.uid for g in queue.groups) == ["old:0:0", "old:1:0", "old:2:0"]  # slot 1 once
     assert asyncio.run(journal.jobs()) == []  # finished: nothing left to resume

@@ -1,14 +1,12 @@
-"""Shared policy fixtures: the tiny model built locally, and a real vLLM server serving it.
+"""Policy fixtures: logprobs recomputed with the tiny model's weights.
 
-The vLLM server runs from the virtualenv ``scripts/install-vllm.sh`` makes (``.venv-vllm`` at the
-repo root, or ``$ENVHUB_VLLM_VENV``). Where it is missing the vLLM tests skip, except under
-``CI=true``, where they fail: CI must run them.
+``tiny_model_dir`` and the session's one ``vllm_server`` live in ``tests/conftest.py`` (shared
+with ``tests/integration``).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,37 +14,6 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from envhub.policy.sampling import processed_logprobs
-from envhub.policy.tiny import build_tiny_model
-from envhub.policy.vllm_server import VllmServer
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny Qwen2 model (seed 0), built once per session."""
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-model") / "model", seed=0)
-
-
-def vllm_python() -> Path:
-    """The vLLM virtualenv's interpreter (``$ENVHUB_VLLM_VENV`` or ``<repo>/.venv-vllm``)."""
-    venv = Path(os.environ.get("ENVHUB_VLLM_VENV") or REPO_ROOT / ".venv-vllm")
-    return venv / "bin" / "python"
-
-
-@pytest.fixture(scope="session")
-def vllm_server(tiny_model_dir: Path) -> Iterator[VllmServer]:
-    """A real vLLM OpenAI server (CPU, float32, processed logprobs) serving the tiny model."""
-    python = vllm_python()
-    if not python.is_file():
-        message = f"no vLLM virtualenv at {python.parent.parent}; run `bash scripts/install-vllm.sh`"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI must run the vLLM tests: {message}")
-        pytest.skip(message)
-    server = VllmServer(python, tiny_model_dir, log_path=tiny_model_dir.parent / "vllm.log")
-    with server:
-        print(f"\nvLLM server up in {server.startup_s:.1f} s: {' '.join(server.command)}")
-        yield server
 
 
 @pytest.fixture(scope="session")

@@ -28,10 +28,15 @@ def test_build_writes_a_hugging_face_directory(tiny_model_dir: Path) -> None:
 
 def test_same_seed_in_another_process_gives_identical_files(tiny_model_dir: Path, tmp_path: Path) -> None:
     code = (
-        "import sys; from envhub.policy.tiny import build_tiny_model; build_tiny_model(sys.argv[1], seed=0)"
+        "import sys; from envhub.policy.tiny import build_tiny_model; "
+        "build_tiny_model(sys.argv[1], seed=0, max_position_embeddings=int(sys.argv[2]))"
     )
+    # The same build arguments as the session's model (tests/conftest.py sets the context).
+    context = json.loads((tiny_model_dir / "config.json").read_text())["max_position_embeddings"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, env=env, timeout=240)
+    subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), str(context)], check=True, env=env, timeout=240
+    )
     for name in ("model.safetensors", "tokenizer.json", "chat_template.jinja", "config.json"):
         assert (tmp_path / name).read_bytes() == (tiny_model_dir / name).read_bytes(), name
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -221,9 +222,12 @@ async def test_image_prompts_are_refused_with_a_way_out(backend: TransformersBac
         await backend.generate([Prompt(messages=[{"role": "user", "content": [image]}])], SamplingParams())
 
 
-async def test_a_prompt_longer_than_the_context_is_refused(backend: TransformersBackend) -> None:
-    with pytest.raises(PolicyError, match="context is 2048") as caught:
-        await backend.generate([Prompt(messages=[], token_ids=[5] * 2048)], SamplingParams())
+async def test_a_prompt_longer_than_the_context_is_refused(
+    backend: TransformersBackend, tiny_model_dir: Path
+) -> None:
+    context = json.loads((tiny_model_dir / "config.json").read_text())["max_position_embeddings"]
+    with pytest.raises(PolicyError, match=f"context is {context}") as caught:
+        await backend.generate([Prompt(messages=[], token_ids=[5] * context)], SamplingParams())
     assert caught.value.retryable is False
 
 

@@ -15,6 +15,7 @@ from envhub.policy.scripted import ScriptedBackend
 from envhub.rollout.context import ContextConfig
 from envhub.rollout.engine import EngineConfig, EngineEvent, GroupTask, JobAborted, RolloutEngine
 from envhub.rollout.envpool import InProcessEnvPool
+from envhub.rollout.queue.journal import group_uid
 from tests.rollout.conftest import CollectingQueue
 
 ENV = "envhub/TimeSeries-v0"
@@ -39,11 +40,11 @@ def engine(
 
 
 def slot_of(prompt: Prompt) -> int:
-    return int(str(prompt.metadata["member"]).split("-")[1])
+    return int(str(prompt.metadata["member"]).split(":")[1])
 
 
 def attempt_of(prompt: Prompt) -> int:
-    return int(str(prompt.metadata["member"]).split("-")[2])
+    return int(str(prompt.metadata["member"]).split(":")[2])
 
 
 async def test_groups_are_published_whole_with_deterministic_ids_and_identical_starts() -> None:
@@ -52,10 +53,15 @@ async def test_groups_are_published_whole_with_deterministic_ids_and_identical_s
     tasks = await eng.resolve_tasks(count=2)
     report = await eng.run(tasks)
     assert report.published == 2 and report.dropped == 0
-    assert sorted(g.uid for g in queue.groups) == ["j-0-0", "j-1-0"]
+    # One uid format everywhere: the journal's helper (job:slot:attempt).
+    assert (
+        sorted(g.uid for g in queue.groups)
+        == [group_uid("j", 0, 0), group_uid("j", 1, 0)]
+        == ["j:0:0", "j:1:0"]
+    )
     for group in queue.groups:
         assert len(group.trajectories) == 3 and group.attempt == 0 and group.job_id == "j"
-        assert [t.traj_id for t in group.trajectories] == [f"{group.uid}-{i}" for i in range(3)]
+        assert [t.traj_id for t in group.trajectories] == [f"{group.uid}:{i}" for i in range(3)]
         assert len({t.steps[0].anchor for t in group.trajectories}) == 1
         assert all(t.task_id == group.task_id for t in group.trajectories)
         for traj in group.trajectories:
@@ -106,7 +112,7 @@ async def test_a_hung_member_makes_its_group_retry_then_drop_at_the_step_deadlin
     )
     eng = engine(backend, queue, events, step_timeout_s=0.5, max_attempts=2, max_concurrent_groups=4)
     report = await eng.run([GroupTask(i, f"test-{i}", i) for i in range(3)])
-    assert sorted(g.uid for g in queue.groups) == ["j-1-0", "j-2-0"]  # never a half group
+    assert sorted(g.uid for g in queue.groups) == ["j:1:0", "j:2:0"]  # never a half group
     kinds = [(e.kind, e.slot, e.attempt) for e in events if e.kind.startswith("group_") and e.slot == 0]
     assert ("group_retry", 0, 0) in kinds and ("group_dropped", 0, 1) in kinds
     assert report.retries_by_cause == {"step_timeout": 1} and report.drops_by_cause == {"step_timeout": 1}
@@ -121,7 +127,7 @@ async def test_on_failure_drop_drops_at_the_first_failure() -> None:
     backend = ScriptedBackend(make_policy=HeuristicPolicy, hang=lambda p: slot_of(p) == 0)
     eng = engine(backend, queue, step_timeout_s=0.3, on_failure="drop")
     report = await eng.run([GroupTask(0, "test-0", 0), GroupTask(1, "test-1", 1)])
-    assert report.retried == 0 and report.dropped == 1 and [g.uid for g in queue.groups] == ["j-1-0"]
+    assert report.retried == 0 and report.dropped == 1 and [g.uid for g in queue.groups] == ["j:1:0"]
 
 
 async def test_a_lost_session_re_runs_the_group_whole_with_a_new_uid() -> None:
@@ -137,7 +143,7 @@ async def test_a_lost_session_re_runs_the_group_whole_with_a_new_uid() -> None:
     eng = engine(ScriptedBackend(make_policy=HeuristicPolicy, fail=fail), queue)
     report = await eng.run([GroupTask(0, "test-0", 0)])
     [group] = queue.groups
-    assert group.uid == "j-0-1" and group.attempt == 1 and report.retries_by_cause == {"session_lost": 1}
+    assert group.uid == "j:0:1" and group.attempt == 1 and report.retries_by_cause == {"session_lost": 1}
     assert all(t.steps[0].step_idx == 0 and t.steps[-1].terminated for t in group.trajectories)
 
 
@@ -167,7 +173,13 @@ async def test_agentocr_steps_carry_an_image_reference_and_token_counts() -> Non
         ScriptedBackend(make_policy=HeuristicPolicy),
         queue,
         group_size=1,
-        context=ContextConfig(agentocr=True, compression=True, projection="agentocr", max_steps=3),
+        context=ContextConfig(
+            agentocr=True,
+            compression=True,
+            projection="agentocr",
+            render_preset="envhub/ALFWorld-v0",
+            max_steps=3,
+        ),
     )
     await eng.run([GroupTask(0, "test-0", 0)])
     steps = queue.groups[0].trajectories[0].steps
@@ -201,3 +213,13 @@ async def test_a_queue_that_fails_ends_the_run_with_the_typed_error() -> None:
     with pytest.raises(QueueError, match="refused"):
         await eng.run([GroupTask(0, "test-0", 0), GroupTask(1, "test-1", 1)])
     assert eng.report.published == 0
+
+
+async def test_server_rendering_needs_env_servers() -> None:
+    eng = engine(
+        ScriptedBackend(make_policy=HeuristicPolicy),
+        CollectingQueue(),
+        context=ContextConfig(agentocr=True, render_at="server", render_preset="envhub/ALFWorld-v0"),
+    )
+    with pytest.raises(JobAborted, match="render_at='client'"):
+        await eng.run([GroupTask(0, "test-0", 0)])

@@ -65,3 +65,10 @@ def test_reading_a_missing_or_broken_file_is_a_configuration_error(tmp_path: Pat
     broken.write_text("{}\n")
     with pytest.raises(ConfigurationError, match=r"broken\.jsonl:1 is not a Group"):
         list(read_jsonl(broken))
+
+
+def test_trajectory_mode_needs_a_policy_with_a_tokenizer(tmp_path: Path) -> None:
+    args = ["rollout", "--env", "TimeSeries-v0", "--count", "1", "--policy", HEURISTIC, "--trajectory-mode"]
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "g.jsonl")])
+    assert result.exit_code != 0
+    assert "--trajectory-mode needs a policy endpoint with a local tokenizer" in str(result.exception)

@@ -59,7 +59,7 @@ __all__ = [
 PUBLISHED = "groups_published"
 
 
-def group_uid(job_id: str, slot: str, attempt: int) -> str:
+def group_uid(job_id: str, slot: int | str, attempt: int) -> str:
     """The uid of the group played for ``slot`` of ``job_id`` at ``attempt`` (deterministic)."""
     return f"{job_id}:{slot}:{attempt}"
 

@@ -55,12 +55,12 @@ __all__ = [
     "as_text",
     "has_cjk",
     "parse_compression",
-    "strip_compression",
     "project",
     "project_search_answer",
     "project_think_action",
     "project_tool_call",
     "projector",
+    "strip_compression",
 ]
 
 # CJK ideographs (incl. extension A and compatibility), kana and Hangul, for has_cjk().

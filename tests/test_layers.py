@@ -43,3 +43,21 @@ def test_package_does_not_import_across_its_seam(package: str, forbidden: str) -
         for path, names in _imports(package).items()
     }
     assert not {path: names for path, names in offenders.items() if names}
+
+
+def test_core_imports_nothing_above_it() -> None:
+    """``envhub.core`` is the bottom layer: the contract, errors, records and wire models."""
+    offenders = {
+        path: sorted(n for n in names if n.startswith("envhub.") and not n.startswith("envhub.core"))
+        for path, names in _imports("core").items()
+    }
+    assert not {path: names for path, names in offenders.items() if names}
+
+
+def test_the_wire_history_styles_are_the_memory_styles() -> None:
+    from typing import get_args
+
+    from envhub.agent.memory import MEMORY_STYLES
+    from envhub.core.wire import HistoryStyle
+
+    assert set(get_args(HistoryStyle)) == set(MEMORY_STYLES)

@@ -31,11 +31,12 @@ shapes match ``openenv-core`` 0.3.0.
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from envhub.agent.memory import MEMORY_STYLES
 from envhub.core.errors import ErrorCode
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "Health",
     "HistoryFrame",
     "HistoryOptions",
+    "HistoryStyle",
     "OpenEnvAction",
     "OpenEnvMetadata",
     "OpenEnvObservation",
@@ -75,6 +77,7 @@ __all__ = [
     "TaskList",
     "WorkerInfo",
     "WorkerList",
+    "json_default",
 ]
 
 #: Most items one batch request may carry (bigger batches: split them).
@@ -83,6 +86,29 @@ MAX_BATCH_ITEMS = 4096
 MAX_GROUP_SIZE = 1024
 
 _ID = Field(min_length=1, max_length=255)
+
+
+#: Memory line styles of :data:`envhub.agent.memory.MEMORY_STYLES` (a test keeps the two equal;
+#: the wire sits below ``agent`` and cannot import it).
+HistoryStyle = Literal["step", "search", "ocr", "ocr-search"]
+
+
+def json_default(value: Any) -> Any:
+    """``json.dumps`` fallback for what envs put in ``info`` (numpy values, PNG bytes, sets).
+
+    The env server and the in-process env pool both encode ``info`` with it, so a trajectory
+    recorded through a server and one recorded in process are identical.
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, bytes | bytearray):
+        # Images travel as base64 text; JSON has no bytes type.
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return repr(value)
 
 
 class _Request(BaseModel):
@@ -484,7 +510,7 @@ class HistoryOptions(_Request):
     ``render`` would.
     """
 
-    style: str = Field(
+    style: HistoryStyle = Field(
         default="ocr", description="Memory line style: ocr (ALFWorld), ocr-search (search), step or search."
     )
     window: int = Field(
@@ -512,13 +538,6 @@ class HistoryOptions(_Request):
             "GET /v1/sessions/{id}/history.png; null: the server default (inline, measured cheaper)."
         ),
     )
-
-    @field_validator("style")
-    @classmethod
-    def _known_style(cls, style: str) -> str:
-        if style not in MEMORY_STYLES:
-            raise ValueError(f"unknown history style {style!r}; use one of {sorted(MEMORY_STYLES)}")
-        return style
 
     @field_validator("preset")
     @classmethod

@@ -155,12 +155,14 @@ class ResolvedContext:
         """The env server's ``history`` option for rendering on the server (None otherwise)."""
         if self.server_preset is None or self.preset is None:
             return None
-        return HistoryOptions(
-            style=self.preset.style,
-            window=config.ocr_window,
-            preset=self.server_preset,
-            compression=config.compression,
-            inline=True,
+        return HistoryOptions.model_validate(
+            {
+                "style": self.preset.style,
+                "window": config.ocr_window,
+                "preset": self.server_preset,
+                "compression": config.compression,
+                "inline": True,
+            }
         )
 
 

@@ -27,8 +27,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import numpy as np
-
 from envhub.client import AsyncEnvClient, RetryPolicy, slot_error
 from envhub.core.errors import (
     ConfigurationError,
@@ -37,7 +35,7 @@ from envhub.core.errors import (
     ServerUnreachableError,
     SessionNotFoundError,
 )
-from envhub.core.wire import BatchStepItem, HistoryFrame, HistoryOptions
+from envhub.core.wire import BatchStepItem, HistoryFrame, HistoryOptions, json_default
 
 __all__ = [
     "EnvPool",
@@ -287,21 +285,9 @@ class RemoteEnvPool:
         await asyncio.gather(*(c.close() for c in self._clients))
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    return repr(value)
-
-
 def wire_info(info: Mapping[str, Any]) -> dict[str, Any]:
     """``info`` as it looks after the env server's JSON encoding (tuples -> lists, numpy -> plain)."""
-    return dict(json.loads(json.dumps(dict(info), ensure_ascii=False, default=_jsonable)))
+    return dict(json.loads(json.dumps(dict(info), ensure_ascii=False, default=json_default)))
 
 
 _NO_SERVER_HISTORY = (

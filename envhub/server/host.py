@@ -13,7 +13,6 @@ exception never escapes, so one bad item never fails the rest of a batch.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import pickle
@@ -25,8 +24,6 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-import numpy as np
-
 from envhub.core.errors import (
     ConfigurationError,
     EnvhubError,
@@ -34,7 +31,7 @@ from envhub.core.errors import (
     ResetNeededError,
     SessionNotFoundError,
 )
-from envhub.core.wire import HistoryOptions
+from envhub.core.wire import HistoryOptions, json_default
 from envhub.server.history import HistoryRuntime, SessionHistory
 from envhub.server.messages import (
     Answer,
@@ -72,22 +69,8 @@ _PROGRESS_EVERY_S = 0.25
 _HISTORY_REQUEST_MEMORY = 2
 
 
-def _jsonable(value: Any) -> Any:
-    """``json.dumps`` fallback for what envs put in ``info`` (numpy values, PNG bytes, sets)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, bytes | bytearray):
-        # Images travel as base64 text; JSON has no bytes type.
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    return repr(value)
-
-
 def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_jsonable).encode()
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=json_default).encode()
 
 
 @dataclass

@@ -9,10 +9,10 @@ Not run in CI. The reference code is not on PyPI; fetch it and point this script
 
 Then, in a scratch virtualenv with torch on CPU::
 
-    python3 -m venv /tmp/reffix-scratch/adv
-    /tmp/reffix-scratch/adv/bin/pip install torch==2.13.0 numpy
-    /tmp/reffix-scratch/adv/bin/python tests/reference/make_advantages.py \\
-        --gigpo /tmp/reffix-scratch/core_gigpo.py --hgpo /tmp/reffix-scratch/core_hgpo.py
+    python3 -m venv $SCRATCH/adv
+    $SCRATCH/adv/bin/pip install torch==2.13.0 numpy
+    $SCRATCH/adv/bin/python tests/reference/make_advantages.py \\
+        --gigpo $SCRATCH/core_gigpo.py --hgpo $SCRATCH/core_hgpo.py
 
 Both files import ``verl.DataProto`` only for a type annotation; this script registers an
 empty ``verl`` module so they import without verl. The inputs are fed as verl-agent's trainer

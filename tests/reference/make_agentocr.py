@@ -1,19 +1,19 @@
 """Regenerate ``agentocr.json.gz``: AgentOCR's own renderer on a set of histories.
 
 Not run in CI. AgentOCR is not on PyPI: fetch repository ``langfengQ/AgentOCR`` at commit
-25736f7 and put its ``agentocr/`` package at ``/tmp/reffix-scratch/AgentOCR/agentocr``. Two steps:
+25736f7 and put its ``agentocr/`` package at ``$SCRATCH/AgentOCR/agentocr``. Two steps:
 
 1. Write the histories with envhub (the project's virtualenv)::
 
-       PYTHONPATH=$PWD .venv/bin/python tests/reference/make_agentocr.py histories /tmp/reffix-scratch/h.json
+       PYTHONPATH=$PWD .venv/bin/python tests/reference/make_agentocr.py histories $SCRATCH/h.json
 
 2. Render them with AgentOCR in a scratch virtualenv with the same Pillow, numpy and font file
    (DejaVu Sans Mono as shipped in matplotlib 3.11.2, the font envhub uses)::
 
-       python3 -m venv /tmp/reffix-scratch/ocr
-       /tmp/reffix-scratch/ocr/bin/pip install pillow==12.3.0 numpy==2.4.6 matplotlib==3.11.2
-       /tmp/reffix-scratch/ocr/bin/python tests/reference/make_agentocr.py render \\
-           /tmp/reffix-scratch/h.json --agentocr /tmp/reffix-scratch/AgentOCR
+       python3 -m venv $SCRATCH/ocr
+       $SCRATCH/ocr/bin/pip install pillow==12.3.0 numpy==2.4.6 matplotlib==3.11.2
+       $SCRATCH/ocr/bin/python tests/reference/make_agentocr.py render \\
+           $SCRATCH/h.json --agentocr $SCRATCH/AgentOCR
 
 Rendering is done as AgentOCR's env manager does it (``OCRTool.convert_texts_to_images`` with
 the segment cache on, ``use_precise=False``, compression 1.0), with the ALFWorld settings of

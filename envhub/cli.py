@@ -438,6 +438,17 @@ def rollouts_export_command(
 _HISTORY_PNG = Path("history.png")
 
 
+@app.command("plot")
+def plot_command(
+    run_dir: Annotated[str, typer.Argument(help="An envhub-train run directory.")],
+    out: Annotated[str | None, typer.Option(help="PNG to write (default RUN_DIR/curves.png).")] = None,
+) -> None:
+    """Draw a training run's curves (success, reward, KL, entropy, timings) into a PNG."""
+    from envhub.train.plot import plot_run
+
+    Console().print(f"wrote {plot_run(run_dir, out)}")
+
+
 @app.command("render-history")
 def render_history_command(
     file: Annotated[

@@ -1,0 +1,141 @@
+"""``envhub-train``: train a policy with GiGPO, HGPO or GRPO.
+
+Every option is also a key of the YAML recipe (``--config trainers/NAME.yaml``); options given
+on the command line override the recipe, and ``--set section.key=value`` reaches any key::
+
+    envhub-train --algo gigpo --env envhub/Sokoban-v0 --model runs/tiny --config trainers/gigpo_sokoban.yaml
+    envhub-train --config trainers/gigpo_alfworld.yaml --set loss.kl_coef=0 --iterations 10
+
+Under ``torchrun --nproc_per_node N envhub-train ...`` the run is data parallel over groups.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from envhub.core.errors import EnvhubError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="envhub-train",
+    help="Train an LLM agent on an envhub env with GiGPO, HGPO or GRPO.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+_CURVE_KEYS = ("rollout/success", "rollout/reward", "actor/kl", "actor/entropy", "time/iteration_s")
+
+
+def _overrides(options: dict[str, Any], sets: list[str] | None) -> dict[str, Any]:
+    from envhub.train.config import parse_override
+
+    out = {k: v for k, v in options.items() if v is not None}
+    for text in sets or []:
+        key, value = parse_override(text)
+        out[key] = value
+    return out
+
+
+def _print_curve(console: Console, rows: list[dict[str, Any]], title: str) -> None:
+    table = Table(title=title)
+    table.add_column("iteration", justify="right")
+    keys = [k for k in _CURVE_KEYS if any(k in r for r in rows)]
+    for key in keys:
+        table.add_column(key, justify="right")
+    for row in rows:
+        cells = [str(row["iteration"])]
+        for key in keys:
+            value = row.get(key)
+            cells.append("-" if value is None else f"{value:.3f}")
+        table.add_row(*cells)
+    console.print(table)
+
+
+@app.command()
+def train_command(
+    config: Annotated[
+        str | None, typer.Option("--config", "-c", help="A YAML recipe (trainers/*.yaml).")
+    ] = None,
+    algo: Annotated[str | None, typer.Option(help="gigpo | hgpo | grpo.")] = None,
+    env: Annotated[str | None, typer.Option(help="Env id or family (e.g. envhub/Sokoban-v0).")] = None,
+    model: Annotated[str | None, typer.Option(help="Local HF model directory (model.path).")] = None,
+    iterations: Annotated[int | None, typer.Option(help="Training iterations.")] = None,
+    run_dir: Annotated[
+        str | None, typer.Option(help="Where metrics and checkpoints go (output.run_dir).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Run seed.")] = None,
+    max_staleness: Annotated[
+        int | None, typer.Option(help="Policy versions a group may lag (0: synchronous).")
+    ] = None,
+    group_size: Annotated[int | None, typer.Option(help="Rollouts per task (rollout.group_size).")] = None,
+    batch_tasks: Annotated[
+        int | None, typer.Option(help="Tasks per iteration (rollout.batch_tasks).")
+    ] = None,
+    lr: Annotated[float | None, typer.Option(help="Learning rate (optim.lr).")] = None,
+    envs: Annotated[
+        list[str] | None, typer.Option(help="Env server URL (repeat for replicas); default: in-process envs.")
+    ] = None,
+    queue: Annotated[str | None, typer.Option(help="'memory' or a redis:// URL (rollout.queue).")] = None,
+    rollout_service: Annotated[
+        str | None, typer.Option(help="Submit rollouts to this `envhub serve-rollouts` URL.")
+    ] = None,
+    policy_url: Annotated[
+        str | None, typer.Option(help="Generate with this OpenAI-compatible server (vLLM or serve-policy).")
+    ] = None,
+    device: Annotated[str | None, typer.Option(help="auto | cpu | cuda[:i] (model.device).")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Any recipe key: --set loss.kl_coef=0 (repeatable).")
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="Live progress on a terminal.")] = True,
+) -> None:
+    """Train; print the learning curve; write metrics.jsonl, TensorBoard files and checkpoints."""
+    from envhub.train.config import load_config
+    from envhub.train.progress import TrainProgress
+    from envhub.train.trainer import train
+
+    options: dict[str, Any] = {
+        "algo": algo,
+        "env": env,
+        "model.path": model,
+        "iterations": iterations,
+        "output.run_dir": run_dir,
+        "seed": seed,
+        "max_staleness": max_staleness,
+        "rollout.group_size": group_size,
+        "rollout.batch_tasks": batch_tasks,
+        "optim.lr": lr,
+        "rollout.envs": envs or None,
+        "rollout.queue": queue,
+        "rollout.rollout_service": rollout_service,
+        "rollout.policy_url": policy_url,
+        "rollout.generation": "openai" if policy_url else None,
+        "model.device": device,
+    }
+    console = Console(stderr=False)
+    try:
+        cfg = load_config(config, _overrides(options, set_))
+        with TrainProgress(cfg, console=console, live=progress and console.is_terminal) as display:
+            result = train(cfg, on_iteration=display.update)
+    except EnvhubError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    from envhub.train.plot import plot_run
+    from envhub.train.tracking import read_metrics
+
+    rows = read_metrics(result.run_dir)
+    _print_curve(console, rows, f"{cfg.algo} on {cfg.env}: learning curve")
+    png = plot_run(result.run_dir)
+    console.print(f"run directory: {result.run_dir}  (curves: {png})")
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        sys.exit(130)

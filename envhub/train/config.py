@@ -1,0 +1,310 @@
+"""The trainer's configuration: one pydantic model that a recipe YAML and the CLI both fill.
+
+Every ``envhub-train`` option is a key of this model (the CLI's ``--iterations 3`` is the YAML's
+``iterations: 3``, ``--set loss.kl_coef=0`` any nested key). Unknown keys and bad values are
+refused with an error that names the key and says what it accepts::
+
+    config = load_config("trainers/gigpo_sokoban.yaml", overrides={"iterations": 2})
+
+The defaults are verl-agent's GiGPO scripts' (``shared/reference/algorithms.md`` §2.5 and
+``round2_rollout_trainer.md`` §2): lr 1e-6, clip 0.2/0.2, dual clip 3, ``token-mean``, k3 KL
+0.01, entropy 0.001, grad clip 1.0, one PPO epoch, T = 1.0 for training rollouts and T = 0.4,
+n = 1 for validation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from envhub.core.errors import ConfigurationError
+
+__all__ = [
+    "LoRAConfig",
+    "LossConfig",
+    "ModelConfig",
+    "OptimConfig",
+    "OutputConfig",
+    "RolloutSettings",
+    "TrainConfig",
+    "ValidationSettings",
+    "load_config",
+    "parse_override",
+]
+
+Algo = Literal["grpo", "gigpo", "hgpo"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LoRAConfig(_Strict):
+    """Low-rank adapters (peft); the base weights stay frozen."""
+
+    r: int = Field(default=8, ge=1, description="Adapter rank.")
+    alpha: int = Field(default=16, ge=1, description="Adapter scaling numerator.")
+    dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
+        description="Module names that get adapters.",
+    )
+
+
+class ModelConfig(_Strict):
+    """The policy model the trainer updates."""
+
+    path: str = Field(description="A local Hugging Face model directory (`envhub model tiny` builds one).")
+    device: str = Field(
+        default="auto", description="'auto' (cuda when present, else cpu), 'cpu', 'cuda:0'..."
+    )
+    dtype: Literal["float32", "bfloat16"] = Field(
+        default="float32", description="Master weights' dtype (bf16 autocast is separate)."
+    )
+    autocast_bf16: bool = Field(default=False, description="bf16 autocast for forward passes (GPU).")
+    gradient_checkpointing: bool = Field(default=False, description="Recompute activations (GPU memory).")
+    lora: LoRAConfig | None = Field(default=None, description="Train LoRA adapters instead of all weights.")
+
+
+class RolloutSettings(_Strict):
+    """Where episodes come from and how they are sampled."""
+
+    group_size: int = Field(default=8, ge=1, le=1024, description="Rollouts per task (GRPO's n).")
+    batch_tasks: int = Field(default=16, ge=1, description="Tasks per iteration (B); B x n trajectories.")
+    max_steps: int = Field(default=50, ge=1, description="Env steps before an episode is truncated.")
+    history_length: int | None = Field(default=None, ge=0, description="Steps of history in prompts.")
+    split: str = Field(default="train", description="Split the training tasks come from.")
+    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Env constructor arguments.")
+    temperature: float = Field(default=1.0, ge=0.0, description="Sampling temperature of training rollouts.")
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    top_k: int = Field(default=-1, ge=-1)
+    max_tokens: int = Field(default=512, ge=1, description="Response tokens per step.")
+    max_prompt_tokens: int | None = Field(
+        default=None, ge=1, description="Rows with longer prompts are dropped from the update (counted)."
+    )
+    max_concurrent_groups: int = Field(default=64, ge=1)
+    projection: str | None = Field(default=None, description="Projection rule override.")
+    envs: list[str] = Field(
+        default_factory=list, description="Env server URLs (replicas); empty: envs in this process."
+    )
+    generation: Literal["transformers", "openai"] = Field(
+        default="transformers",
+        description="transformers: sample in this process; openai: an OpenAI-compatible server "
+        "(vLLM or `envhub serve-policy`) at policy_url.",
+    )
+    policy_url: str | None = Field(default=None, description="The generation server's base URL.")
+    rollout_service: str | None = Field(
+        default=None,
+        description="Submit rollout jobs to this `envhub serve-rollouts` URL (needs a redis queue).",
+    )
+    queue: str = Field(default="memory", description="'memory', or a redis:// URL for finished groups.")
+    max_batch: int = Field(default=64, ge=1, description="In-process generation: sequences per forward pass.")
+
+    @model_validator(mode="after")
+    def _endpoints(self) -> RolloutSettings:
+        if self.generation == "openai" and not self.policy_url:
+            raise ValueError("generation='openai' needs policy_url (the vLLM or serve-policy base URL).")
+        if self.rollout_service and not self.queue.startswith(("redis://", "rediss://")):
+            raise ValueError(
+                "rollout_service needs queue to be a redis:// URL (where the service publishes)."
+            )
+        if self.rollout_service and self.generation != "openai":
+            raise ValueError(
+                "rollout_service plays episodes in another process, so the policy must be served: set "
+                "generation='openai' and policy_url."
+            )
+        return self
+
+
+class LossConfig(_Strict):
+    """verl 0.9.1's actor loss (``envhub.train.loss``)."""
+
+    clip_low: float = Field(default=0.2, ge=0.0, lt=1.0)
+    clip_high: float = Field(default=0.2, ge=0.0)
+    clip_c: float | None = Field(default=3.0, gt=1.0, description="Dual clip for A < 0; null turns it off.")
+    ratio: Literal["token", "sequence", "kpo"] = Field(
+        default="token", description="Importance ratio: per token (verl), per sequence (GSPO), or KPO."
+    )
+    kpo: dict[str, float] = Field(default_factory=dict, description="KPO filter parameters (see loss.py).")
+    agg: Literal[
+        "token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
+    ] = "token-mean"
+    micro_batch_mean: bool = Field(
+        default=False,
+        description="verl-agent's old behaviour: mean per micro-batch, scaled by 1/accumulation steps, "
+        "instead of one token mean over the mini-batch.",
+    )
+    kl_coef: float = Field(default=0.01, ge=0.0, description="k3 KL to a frozen reference; 0 skips it.")
+    kl_kind: Literal["low_var_kl", "k3", "kl", "k1", "abs", "mse", "k2"] = "low_var_kl"
+    entropy_coef: float = Field(default=0.001, ge=0.0)
+    old_logprobs: Literal["recompute", "rollout"] = Field(
+        default="recompute", description="recompute with the actor (verl's default) or use the rollout's."
+    )
+    tis_threshold: float | None = Field(
+        default=None, gt=0.0, description="Truncated importance sampling cap against rollout logprobs."
+    )
+
+
+class OptimConfig(_Strict):
+    """AdamW, mini-batches and micro-batches."""
+
+    lr: float = Field(default=1e-6, gt=0.0)
+    weight_decay: float = Field(default=0.01, ge=0.0)
+    betas: tuple[float, float] = (0.9, 0.999)
+    warmup_steps: int = Field(default=0, ge=0, description="Linear warm-up of the learning rate.")
+    grad_clip: float = Field(default=1.0, gt=0.0)
+    ppo_epochs: int = Field(default=1, ge=1)
+    mini_batch_rows: int | None = Field(
+        default=None, ge=1, description="Step rows per optimizer step; null: the whole batch."
+    )
+    micro_batch_rows: int = Field(default=16, ge=1, description="Rows per forward/backward (accumulated).")
+    shuffle: bool = Field(default=True, description="Shuffle rows before splitting into mini-batches.")
+
+
+class ValidationSettings(_Strict):
+    """Periodic validation on the test split (verl-agent: T = 0.4, n = 1, seed + 1000)."""
+
+    every: int = Field(default=0, ge=0, description="Validate every k iterations; 0 never.")
+    split: str = "test"
+    tasks: int = Field(default=32, ge=1)
+    temperature: float = Field(default=0.4, ge=0.0)
+    group_size: int = Field(default=1, ge=1)
+    seed_offset: int = Field(default=1000, ge=0)
+
+
+class OutputConfig(_Strict):
+    """Where the run writes and what it keeps."""
+
+    run_dir: str = Field(default="runs/latest", description="Metrics, checkpoints, TensorBoard, plots.")
+    checkpoint_every: int = Field(
+        default=0, ge=0, description="Checkpoint every k iterations; 0: at the end."
+    )
+    keep_checkpoints: int = Field(default=2, ge=1)
+    resume: bool = Field(default=True, description="Continue from the run dir's latest checkpoint.")
+    tensorboard: bool = True
+    wandb: bool = Field(default=False, description="Log to Weights & Biases too (needs wandb installed).")
+    wandb_project: str = "envhub"
+    progress: bool = Field(default=True, description="A rich progress display on a terminal.")
+
+
+class TrainConfig(_Strict):
+    """One training run."""
+
+    algo: Algo = Field(default="gigpo", description="Advantage estimator.")
+    env: str = Field(description="Env id or family name (envhub.envs.resolve).")
+    iterations: int = Field(default=100, ge=1, description="Training iterations (rollout + update).")
+    seed: int = Field(default=0, ge=0)
+    max_staleness: int = Field(
+        default=0, ge=0, description="Policy versions a group may lag; 0 is the synchronous loop."
+    )
+    advantage: dict[str, Any] = Field(
+        default_factory=dict, description="Estimator settings over the env's reference defaults."
+    )
+    model: ModelConfig
+    rollout: RolloutSettings = Field(default_factory=RolloutSettings)
+    loss: LossConfig = Field(default_factory=LossConfig)
+    optim: OptimConfig = Field(default_factory=OptimConfig)
+    validation: ValidationSettings = Field(default_factory=ValidationSettings)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+
+    @field_validator("advantage")
+    @classmethod
+    def _advantage_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return dict(value)
+
+    @model_validator(mode="after")
+    def _checks(self) -> TrainConfig:
+        from envhub.algos import default_config
+
+        try:  # unknown estimator keys or values fail here, not at the first update
+            default_config(self.algo, None, **self.advantage)
+        except (ConfigurationError, TypeError) as exc:
+            raise ValueError(f"advantage: {exc}") from None
+        if self.loss.old_logprobs == "rollout" and self.rollout.generation == "transformers":
+            pass  # the in-process sampler records processed logprobs: usable as old logprobs
+        if self.loss.tis_threshold is not None and self.loss.old_logprobs == "rollout":
+            raise ValueError(
+                "loss.tis_threshold corrects recomputed old logprobs against the rollout's; with "
+                "loss.old_logprobs='rollout' they are the same. Use old_logprobs='recompute'."
+            )
+        return self
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"loss.kl_coef=0"`` -> ``("loss.kl_coef", 0)``; the value is read as YAML."""
+    import yaml
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigurationError(
+            f"Override {text!r} is not KEY=VALUE; write e.g. --set loss.kl_coef=0.", override=text
+        )
+    return key.strip(), yaml.safe_load(raw)
+
+
+def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
+    node = data
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigurationError(f"Cannot set {dotted!r}: {part!r} is not a section.", key=dotted)
+        node = child
+    node[parts[-1]] = value
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """Read a recipe (YAML), apply dotted-key overrides, validate.
+
+    Args:
+        path: a YAML recipe (``trainers/*.yaml``), or None for overrides only.
+        overrides: ``{"iterations": 2, "loss.kl_coef": 0.0, "model.path": "..."}``; None values
+            are ignored (an option the CLI did not get).
+
+    Raises:
+        ConfigurationError: the file is missing or not a mapping, or a key or value is wrong
+            (the message names every bad key and what it accepts).
+    """
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        file = Path(path)
+        if not file.is_file():
+            raise ConfigurationError(
+                f"Recipe {str(file)!r} does not exist; the shipped ones are in trainers/*.yaml.",
+                path=str(file),
+            )
+        loaded = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise ConfigurationError(f"Recipe {str(file)!r} must be a YAML mapping.", path=str(file))
+        data = loaded
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set_path(data, key, value)
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigurationError(_explain(exc, path), errors=_error_list(exc)) from None
+
+
+def _error_list(exc: ValidationError) -> list[dict[str, str]]:
+    return [{"key": ".".join(str(p) for p in e["loc"]) or "(root)", "error": e["msg"]} for e in exc.errors()]
+
+
+def _explain(exc: ValidationError, path: str | Path | None) -> str:
+    where = f"recipe {str(path)!r}" if path else "the training options"
+    lines = []
+    for e in exc.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "(root)"
+        if e["type"] == "extra_forbidden":
+            lines.append(
+                f"  {key}: unknown key (check its spelling; `envhub-train --help` lists the options)"
+            )
+        elif e["type"] == "missing":
+            lines.append(f"  {key}: required (set it in the recipe or on the command line)")
+        else:
+            lines.append(f"  {key}: {e['msg']} (got {e.get('input')!r})")
+    return f"Invalid {where}:\n" + "\n".join(lines)

@@ -1,0 +1,380 @@
+"""The actor update: response logprobs, verl's loss over mini- and micro-batches, AdamW.
+
+:class:`Learner` owns the trainable model, a frozen reference copy (only when the KL
+coefficient is not 0), the optimizer and the learning-rate schedule. One :meth:`Learner.update`
+is verl's ``update_policy``: ``ppo_epochs`` passes over the rows, each split into mini-batches
+(one optimizer step each) and micro-batches (gradient accumulation). The token-mean denominator
+is the whole mini-batch's token count, summed over data-parallel ranks, so micro-batching and
+the number of ranks do not change the loss (verl 0.9.1; ``loss.micro_batch_mean`` restores
+verl-agent's per-micro-batch mean). A step whose loss or gradient norm is not finite is skipped
+and counted, never applied.
+
+Logprobs are of the temperature-scaled distribution (logits / T, as verl's actor does), so they
+compare with the rollout's processed logprobs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from envhub.train.config import LossConfig, ModelConfig, OptimConfig
+from envhub.train.loss import agg_loss, entropy_from_logits, kl_penalty, policy_loss, tis_weights
+from envhub.train.rows import RowBatch
+
+__all__ = ["Learner", "UpdateStats", "resolve_device", "response_logprobs"]
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` -> cuda when available, else cpu."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def _forward_response(
+    model: Any, rows: RowBatch, temperature: float, *, with_entropy: bool
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per-token logprobs (and entropies) of each row's response tokens, ``(rows, T)``."""
+    device = next(model.parameters()).device
+    input_ids = rows.input_ids.to(device)
+    attention = rows.attention_mask.to(device)
+    # Trim the common right padding: a micro-batch of short rows need not pay for long ones.
+    length = int(attention.sum(-1).max().item())
+    input_ids, attention = input_ids[:, :length], attention[:, :length]
+    out = model(input_ids=input_ids, attention_mask=attention, use_cache=False)
+    # The token at position p is predicted by the logits at p - 1.
+    index = (rows.response_index.to(device) - 1).clamp(min=0, max=length - 1)
+    vocab = out.logits.shape[-1]
+    logits = out.logits.gather(1, index.unsqueeze(-1).expand(-1, -1, vocab)).float()
+    if temperature > 0:
+        logits = logits / temperature
+    logp_all = torch.log_softmax(logits, dim=-1)
+    logp = logp_all.gather(-1, rows.response_ids.to(device).unsqueeze(-1)).squeeze(-1)
+    entropy = entropy_from_logits(logits) if with_entropy else None
+    return logp, entropy
+
+
+@torch.no_grad()
+def response_logprobs(
+    model: Any, rows: RowBatch, *, temperature: float, micro_batch_rows: int
+) -> torch.Tensor:
+    """Logprobs of the rows' response tokens under ``model`` (no gradient), ``(rows, T)`` on CPU."""
+    was_training = model.training
+    model.eval()
+    parts = []
+    try:
+        for start in range(0, len(rows), micro_batch_rows):
+            chunk = rows.select(range(start, min(start + micro_batch_rows, len(rows))))
+            logp, _ = _forward_response(model, chunk, temperature, with_entropy=False)
+            parts.append(logp.float().cpu() * chunk.response_mask)
+    finally:
+        model.train(was_training)
+    return torch.cat(parts)
+
+
+@dataclass
+class UpdateStats:
+    """Averages over the optimizer steps of one update (what verl logs as actor/*)."""
+
+    loss: float = 0.0
+    pg_loss: float = 0.0
+    kl: float = 0.0
+    entropy: float = 0.0
+    clipfrac: float = 0.0
+    clipfrac_lower: float = 0.0
+    approx_kl: float = 0.0
+    grad_norm: float = 0.0
+    lr: float = 0.0
+    optimizer_steps: int = 0
+    skipped_steps: int = 0
+    tokens: int = 0
+    history: list[dict[str, float]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "actor/loss": self.loss,
+            "actor/pg_loss": self.pg_loss,
+            "actor/kl": self.kl,
+            "actor/entropy": self.entropy,
+            "actor/clipfrac": self.clipfrac,
+            "actor/clipfrac_lower": self.clipfrac_lower,
+            "actor/approx_kl": self.approx_kl,
+            "actor/grad_norm": self.grad_norm,
+            "actor/lr": self.lr,
+            "actor/optimizer_steps": float(self.optimizer_steps),
+            "actor/skipped_steps": float(self.skipped_steps),
+            "actor/tokens": float(self.tokens),
+        }
+
+
+class Learner:
+    """The trainable policy, its reference copy and its optimizer.
+
+    Args:
+        model: a causal LM (``transformers``) already on its device.
+        model_config, loss, optim: the run's settings.
+        temperature: the rollout temperature (logits are divided by it).
+        world_size: data-parallel ranks (the DDP wrapper is applied by the caller).
+        ddp_model: the DDP-wrapped model when running under torchrun, else None.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        model_config: ModelConfig,
+        loss: LossConfig,
+        optim: OptimConfig,
+        temperature: float,
+        ddp_model: Any | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.model = model
+        self.ddp_model = ddp_model
+        self.loss_config = loss
+        self.optim_config = optim
+        self.temperature = temperature
+        self.autocast = model_config.autocast_bf16
+        self.reference: Any | None = None
+        if loss.kl_coef > 0:
+            self.reference = copy.deepcopy(model).eval()
+            for p in self.reference.parameters():
+                p.requires_grad_(False)
+        params = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(
+            params, lr=optim.lr, betas=optim.betas, weight_decay=optim.weight_decay
+        )
+        warmup = optim.warmup_steps
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
+        )
+        self._shuffle = torch.Generator().manual_seed(seed)
+
+    # -- logprobs ------------------------------------------------------------------------------
+
+    def logprobs(self, rows: RowBatch) -> torch.Tensor:
+        """Old logprobs recomputed by the actor."""
+        return response_logprobs(
+            self.model,
+            rows,
+            temperature=self.temperature,
+            micro_batch_rows=self.optim_config.micro_batch_rows,
+        )
+
+    def reference_logprobs(self, rows: RowBatch) -> torch.Tensor | None:
+        if self.reference is None:
+            return None
+        return response_logprobs(
+            self.reference,
+            rows,
+            temperature=self.temperature,
+            micro_batch_rows=self.optim_config.micro_batch_rows,
+        )
+
+    # -- the update ----------------------------------------------------------------------------
+
+    def _mini_batches(self, n: int, count: int | None) -> Iterator[torch.Tensor]:
+        order = torch.randperm(n, generator=self._shuffle) if self.optim_config.shuffle else torch.arange(n)
+        if count is not None:  # data parallel: every rank steps the same number of times
+            yield from (chunk for chunk in torch.tensor_split(order, count) if len(chunk))
+            return
+        size = self.optim_config.mini_batch_rows or n
+        for start in range(0, n, size):
+            yield order[start : start + size]
+
+    def _all_reduce_sum(self, value: float) -> float:
+        if self.ddp_model is None:
+            return value
+        import torch.distributed as dist
+
+        t = torch.tensor([value], dtype=torch.float64)
+        dist.all_reduce(t)
+        return float(t.item())
+
+    def update(
+        self,
+        rows: RowBatch,
+        old_logprobs: torch.Tensor,
+        ref_logprobs: torch.Tensor | None = None,
+        *,
+        mini_batches: int | None = None,
+    ) -> UpdateStats:
+        """``ppo_epochs`` passes of clipped policy-gradient steps over ``rows``.
+
+        Args:
+            rows: the rows, with ``advantages`` filled.
+            old_logprobs: the behaviour logprobs the ratio is taken against.
+            ref_logprobs: reference logprobs (required when the KL coefficient is not 0).
+            mini_batches: split the rows into this many mini-batches instead of
+                ``mini_batch_rows`` each (under DDP every rank must step the same number of
+                times; the caller agrees the count across ranks and keeps it <= every rank's rows).
+        """
+        cfg, opt = self.loss_config, self.optim_config
+        if cfg.kl_coef > 0 and ref_logprobs is None:
+            raise ValueError("kl_coef > 0 needs reference logprobs.")
+        stats = UpdateStats()
+        module = self.ddp_model or self.model
+        module.train()
+        tis = None
+        if cfg.tis_threshold is not None and rows.has_rollout_logprobs:
+            tis = tis_weights(old_logprobs, rows.rollout_logprobs, cfg.tis_threshold)
+        for _ in range(opt.ppo_epochs):
+            for index in self._mini_batches(len(rows), mini_batches):
+                self._optimizer_step(module, rows, index, old_logprobs, ref_logprobs, tis, stats)
+        n = max(stats.optimizer_steps + stats.skipped_steps, 1)
+        for name in ("loss", "pg_loss", "kl", "entropy", "clipfrac", "clipfrac_lower", "approx_kl"):
+            setattr(stats, name, getattr(stats, name) / n)
+        stats.grad_norm /= max(stats.optimizer_steps, 1)
+        stats.lr = float(self.scheduler.get_last_lr()[0])
+        return stats
+
+    def _optimizer_step(
+        self,
+        module: Any,
+        rows: RowBatch,
+        index: torch.Tensor,
+        old: torch.Tensor,
+        ref: torch.Tensor | None,
+        tis: torch.Tensor | None,
+        stats: UpdateStats,
+    ) -> None:
+        opt = self.optim_config
+        mini = rows.select(index)
+        local_tokens = max(float(mini.response_mask.sum()), 1.0)
+        mini_tokens = self._all_reduce_sum(float(mini.response_mask.sum()))
+        mini_rows = self._all_reduce_sum(float((mini.response_mask.sum(-1) > 0).sum()))
+        chunks = [index[s : s + opt.micro_batch_rows] for s in range(0, len(index), opt.micro_batch_rows)]
+        self.optimizer.zero_grad(set_to_none=True)
+        totals = dict.fromkeys(("loss", "pg", "kl", "ent", "cf", "cfl", "akl"), 0.0)
+        finite = True
+        for k, chunk in enumerate(chunks):
+            micro = rows.select(chunk)
+            sync = contextlib.nullcontext()
+            if self.ddp_model is not None and k < len(chunks) - 1:
+                sync = self.ddp_model.no_sync()  # all-reduce once, on the last micro-batch
+            with sync:
+                loss, parts = self._micro_loss(
+                    module, micro, chunk, old, ref, tis, mini_tokens, mini_rows, len(chunks)
+                )
+                if not torch.isfinite(loss):
+                    finite = False
+                    break
+                loss.backward()
+            # Sums of per-micro shares make the mini-batch value; means are token-weighted.
+            share = float(micro.response_mask.sum()) / local_tokens
+            for key in ("loss", "pg", "kl", "ent"):
+                totals[key] += parts[key]
+            for key in ("cf", "cfl", "akl"):
+                totals[key] += parts[key] * share
+        grad_norm = float("nan")
+        if finite:
+            params = [p for p in self.model.parameters() if p.requires_grad]
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, opt.grad_clip))
+        if finite and math.isfinite(grad_norm):
+            self.optimizer.step()
+            self.scheduler.step()
+            stats.optimizer_steps += 1
+            stats.grad_norm += grad_norm
+        else:
+            self.optimizer.zero_grad(set_to_none=True)
+            stats.skipped_steps += 1
+        stats.loss += totals["loss"]
+        stats.pg_loss += totals["pg"]
+        stats.kl += totals["kl"]
+        stats.entropy += totals["ent"]
+        stats.clipfrac += totals["cf"]
+        stats.clipfrac_lower += totals["cfl"]
+        stats.approx_kl += totals["akl"]
+        stats.tokens += int(mini.response_mask.sum())
+
+    def _micro_loss(
+        self,
+        module: Any,
+        micro: RowBatch,
+        chunk: torch.Tensor,
+        old: torch.Tensor,
+        ref: torch.Tensor | None,
+        tis: torch.Tensor | None,
+        mini_tokens: float,
+        mini_rows: float,
+        accumulation: int,
+    ) -> tuple[torch.Tensor, dict[str, float]]:
+        """The micro-batch's loss (to backpropagate) and its share of the logged values."""
+        cfg = self.loss_config
+        device = next(self.model.parameters()).device
+        autocast = (
+            torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+            if self.autocast
+            else contextlib.nullcontext()
+        )
+        with autocast:
+            logp, entropy = _forward_response(
+                module, micro, self.temperature, with_entropy=cfg.entropy_coef > 0
+            )
+        mask = micro.response_mask.to(device)
+        adv = (micro.advantages.to(device).unsqueeze(-1) * mask).float()
+        old_c = old[chunk].to(device)
+        weights = tis[chunk].to(device) if tis is not None else None
+        if cfg.micro_batch_mean:
+            # verl-agent: each micro-batch's own mean, divided by the accumulation steps.
+            g_tokens, g_rows, scale = None, None, 1.0 / accumulation
+        else:
+            # DDP averages gradients over ranks; the global token mean wants their sum.
+            g_tokens, g_rows, scale = mini_tokens, mini_rows, float(self._world())
+        extra: dict[str, Any] = {"kpo": cfg.kpo} if cfg.ratio == "kpo" else {}
+        pg = policy_loss(
+            logp,
+            old_c,
+            adv,
+            mask,
+            clip_low=cfg.clip_low,
+            clip_high=cfg.clip_high,
+            clip_c=cfg.clip_c,
+            ratio=cfg.ratio,  # type: ignore[arg-type]
+            agg=cfg.agg,
+            global_tokens=g_tokens,
+            global_rows=g_rows,
+            weights=weights,
+            **extra,
+        )
+        loss = pg.loss
+        ent_value = kl_value = 0.0
+        if entropy is not None:
+            ent = agg_loss(entropy, mask, cfg.agg, global_tokens=g_tokens, global_rows=g_rows)
+            loss = loss - cfg.entropy_coef * ent
+            ent_value = float(ent.detach())
+        if cfg.kl_coef > 0 and ref is not None:
+            kl = agg_loss(
+                kl_penalty(logp, ref[chunk].to(device), cfg.kl_kind),
+                mask,
+                cfg.agg,
+                global_tokens=g_tokens,
+                global_rows=g_rows,
+            )
+            loss = loss + cfg.kl_coef * kl
+            kl_value = float(kl.detach())
+        logged = 1.0 / accumulation if cfg.micro_batch_mean else 1.0
+        parts = {
+            "loss": float(loss.detach()) * logged,
+            "pg": float(pg.loss.detach()) * logged,
+            "kl": kl_value * logged,
+            "ent": ent_value * logged,
+            "cf": pg.clipfrac,
+            "cfl": pg.clipfrac_lower,
+            "akl": pg.approx_kl,
+        }
+        return loss * scale, parts
+
+    def _world(self) -> int:
+        if self.ddp_model is None:
+            return 1
+        import torch.distributed as dist
+
+        return dist.get_world_size()

@@ -1,0 +1,312 @@
+"""Where the trainer's groups come from, and where its new weights go.
+
+Two sources behind one small interface, both publishing finished groups to the run's
+:class:`~envhub.rollout.queue.base.GroupQueue`:
+
+* :class:`EngineRollouts`: the rollout engine in this process, over in-process envs or env
+  servers, generating with the in-process model (the embedded default) or an OpenAI-compatible
+  server (vLLM, ``envhub serve-policy``).
+* :class:`ServiceRollouts`: jobs submitted to a rollout service (``envhub serve-rollouts``),
+  which publishes into Redis; the policy is a server the trainer pushes weights into.
+
+Groups never mix policy versions. In-process generation keeps one sampler per live version
+(a new version starts a new sampler; the old one is dropped once its groups finish). A served
+policy has one set of weights, so :meth:`push_weights` waits for in-flight groups to finish
+before it swaps them (``drain``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import httpx
+
+from envhub.core.errors import ConfigurationError, EnvhubError
+from envhub.policy.base import PolicyBackend, SamplingParams
+from envhub.rollout.context import ContextConfig
+from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
+from envhub.rollout.queue.base import GroupQueue
+from envhub.train.config import RolloutSettings
+
+__all__ = ["EngineRollouts", "RolloutSource", "ServiceRollouts", "build_env_pool"]
+
+
+class RolloutSource(Protocol):
+    """Plays groups at a policy version and takes new weights."""
+
+    async def play(
+        self,
+        tasks: Sequence[GroupTask],
+        *,
+        version: int,
+        sampling: SamplingParams,
+        group_size: int | None = None,
+        queue: GroupQueue | None = None,
+    ) -> int:
+        """Play ``tasks`` (one group each) at ``version``; return how many groups were published.
+
+        Groups go to the run's queue (or ``queue``); a group dropped after its retries is not
+        published, so the caller can admit a replacement.
+        """
+        ...
+
+    async def push_weights(self, model: Any, version: int) -> dict[str, float]:
+        """Make ``version`` (the trainer's ``model``) the policy new groups use; returns timings."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+def build_env_pool(env_id: str, settings: RolloutSettings) -> EnvPool:
+    """In-process envs, or the env servers of ``settings.envs``."""
+    if settings.envs:
+        return RemoteEnvPool(settings.envs, env_id=env_id)
+    import envhub
+
+    return InProcessEnvPool(lambda **kw: envhub.make(env_id, **kw), env_id=env_id)
+
+
+def _engine_config(settings: RolloutSettings, sampling: SamplingParams, group_size: int) -> EngineConfig:
+    return EngineConfig(
+        group_size=group_size,
+        max_concurrent_groups=settings.max_concurrent_groups,
+        sampling=sampling,
+        context=ContextConfig(
+            history_length=settings.history_length,
+            projection=settings.projection,
+            max_steps=settings.max_steps,
+        ),
+        split=settings.split,
+        env_kwargs=settings.env_kwargs,
+        on_failure="retry",
+    )
+
+
+class EngineRollouts:
+    """The rollout engine in this process.
+
+    Args:
+        envs: where the envs run.
+        queue: where finished groups go.
+        settings: the run's rollout settings.
+        backend_factory: ``factory(model, version) -> PolicyBackend`` for in-process generation
+            (a sampler over a copy of the trainer's weights); None with a served policy.
+        served: the served policy's backend (OpenAI-compatible), when not in process.
+        weight_sync: pushes weights into the served policy (``envhub.train.weight_sync``).
+        run_id: prefix of the group ids.
+    """
+
+    def __init__(
+        self,
+        *,
+        envs: EnvPool,
+        queue: GroupQueue,
+        settings: RolloutSettings,
+        backend_factory: Any | None = None,
+        served: PolicyBackend | None = None,
+        weight_sync: Any | None = None,
+        run_id: str = "run",
+    ) -> None:
+        if (backend_factory is None) == (served is None):
+            raise ConfigurationError("EngineRollouts needs exactly one of backend_factory or served.")
+        self.envs, self.queue, self.settings = envs, queue, settings
+        self._factory = backend_factory
+        self._served = served
+        self._sync = weight_sync
+        self._run_id = run_id
+        self._backends: dict[int, PolicyBackend] = {}
+        self._live: dict[int, int] = {}  # version -> groups in flight
+        self._idle = asyncio.Condition()
+
+    async def play(
+        self,
+        tasks: Sequence[GroupTask],
+        *,
+        version: int,
+        sampling: SamplingParams,
+        group_size: int | None = None,
+        queue: GroupQueue | None = None,
+    ) -> int:
+        backend = self._served if self._served is not None else self._backends.get(version)
+        if backend is None:
+            raise ConfigurationError(f"No sampler holds policy version {version}; push_weights it first.")
+        engine = RolloutEngine(
+            envs=self.envs,
+            backend=backend,
+            config=_engine_config(self.settings, sampling, group_size or self.settings.group_size),
+            queue=queue or self.queue,
+            job_id=f"{self._run_id}-v{version}",
+        )
+        async with self._idle:
+            self._live[version] = self._live.get(version, 0) + len(tasks)
+        try:
+            report = await engine.run(tasks)
+        finally:
+            async with self._idle:
+                self._live[version] -= len(tasks)
+                self._idle.notify_all()
+            await self._retire()
+        return report.published
+
+    async def _retire(self) -> None:
+        """Drop in-process samplers of versions no group uses any more (all but the newest)."""
+        if self._served is not None or not self._backends:
+            return
+        newest = max(self._backends)
+        for version in [v for v in self._backends if v != newest and not self._live.get(v)]:
+            await self._backends.pop(version).aclose()
+
+    async def push_weights(self, model: Any, version: int) -> dict[str, float]:
+        start = time.perf_counter()
+        if self._factory is not None:
+            self._backends[version] = self._factory(model, version)
+            await self._retire()
+            return {"sync_s": time.perf_counter() - start}
+        # One served model: wait until no group runs on the old weights, then swap them.
+        async with self._idle:
+            await self._idle.wait_for(lambda: not any(self._live.values()))
+        drained = time.perf_counter()
+        report = await self._sync.push(model, version) if self._sync is not None else {}
+        assert self._served is not None
+        self._served.policy_version = version
+        timings = {"sync_s": time.perf_counter() - start, "sync_drain_s": drained - start}
+        timings.update({f"sync_{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
+        return timings
+
+    async def aclose(self) -> None:
+        for backend in self._backends.values():
+            await backend.aclose()
+        self._backends.clear()
+        if self._served is not None:
+            await self._served.aclose()
+        await self.envs.aclose()
+
+
+class ServiceRollouts:
+    """Jobs of a rollout service (``envhub serve-rollouts``), which publishes into Redis.
+
+    Args:
+        service_url: the rollout service's base URL.
+        env_id: the env.
+        settings: the run's rollout settings (``envs`` are the env servers the service plays on).
+        policy_url: the served policy's base URL, as the service reaches it.
+        tokenizer: the policy's tokenizer directory, as the service reaches it.
+        weight_sync: pushes weights into the served policy.
+    """
+
+    def __init__(
+        self,
+        *,
+        service_url: str,
+        env_id: str,
+        settings: RolloutSettings,
+        policy_url: str,
+        tokenizer: str,
+        weight_sync: Any | None = None,
+        model_name: str = "policy",
+        poll_s: float = 0.5,
+    ) -> None:
+        if not settings.envs:
+            raise ConfigurationError(
+                "A rollout service plays on env servers: set rollout.envs to their URLs."
+            )
+        self.service_url = service_url.rstrip("/")
+        self.env_id, self.settings = env_id, settings
+        self.policy_url, self.tokenizer, self.model_name = policy_url, tokenizer, model_name
+        self._sync = weight_sync
+        self._poll_s = poll_s
+        self._http = httpx.AsyncClient(timeout=30.0)
+
+    async def play(
+        self,
+        tasks: Sequence[GroupTask],
+        *,
+        version: int,
+        sampling: SamplingParams,
+        group_size: int | None = None,
+        queue: GroupQueue | None = None,
+    ) -> int:
+        if queue is not None:
+            raise ConfigurationError("A rollout service publishes to its own Redis stream only.")
+        body = {
+            "env_urls": self.settings.envs,
+            "env_id": self.env_id,
+            "env_kwargs": self.settings.env_kwargs,
+            "split": self.settings.split,
+            "task_ids": [t.task_id for t in tasks],
+            "group_size": group_size or self.settings.group_size,
+            "max_steps": self.settings.max_steps,
+            "sampling": {
+                "temperature": sampling.temperature,
+                "top_p": sampling.top_p,
+                "top_k": sampling.top_k,
+                "max_tokens": sampling.max_tokens,
+                "seed": sampling.seed,
+            },
+            "policy": {"base_url": self.policy_url, "model": self.model_name, "tokenizer": self.tokenizer},
+            "policy_version": version,
+            "context": {
+                "history_length": self.settings.history_length,
+                "projection": self.settings.projection,
+            },
+            "max_concurrent_groups": self.settings.max_concurrent_groups,
+            "seed": tasks[0].seed if tasks else 0,
+        }
+        reply = await self._http.post(f"{self.service_url}/v1/rollouts", json=body)
+        if reply.status_code != 201:
+            raise EnvhubError(
+                f"The rollout service refused the job (HTTP {reply.status_code}): {reply.text[:500]}",
+                status=reply.status_code,
+            )
+        job_id = reply.json()["job_id"]
+        while True:
+            state = (await self._http.get(f"{self.service_url}/v1/rollouts/{job_id}")).json()
+            if state["status"] in ("done", "failed", "cancelled"):
+                break
+            await asyncio.sleep(self._poll_s)
+        if state["status"] != "done":
+            raise EnvhubError(f"Rollout job {job_id} ended {state['status']}: {state}", job_id=job_id)
+        return int(state["published"])
+
+    async def push_weights(self, model: Any, version: int) -> dict[str, float]:
+        start = time.perf_counter()
+        report = await self._sync.push(model, version) if self._sync is not None else {}
+        timings = {"sync_s": time.perf_counter() - start}
+        timings.update({f"sync_{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
+        return timings
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: int) -> Any:
+    """``factory(model, version)``: a TransformersBackend over a frozen copy of ``model``."""
+    from envhub.policy.transformers_backend import TransformersBackend
+
+    def make(model: Any, version: int) -> PolicyBackend:
+        frozen = copy.deepcopy(_unwrap(model)).eval()
+        for p in frozen.parameters():
+            p.requires_grad_(False)
+        return TransformersBackend(
+            frozen, tokenizer=tokenizer_dir, device=device, max_batch=max_batch, policy_version=version
+        )
+
+    return make
+
+
+def _unwrap(model: Any) -> Any:
+    """The plain HF model under DDP / peft wrappers (peft adapters merged into a copy)."""
+    inner = getattr(model, "module", model)
+    if hasattr(inner, "merge_and_unload"):
+        return copy.deepcopy(inner).merge_and_unload()
+    return inner
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:8]

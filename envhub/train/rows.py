@@ -1,0 +1,165 @@
+"""Finished groups -> padded token tensors, one training row per env step (verl-agent's layout).
+
+Every step of every trajectory is its own row: the prompt the policy saw and the response it
+sampled, nothing else (``shared/reference/round2_rollout_trainer.md`` §3). A row is packed as
+``prompt + response`` followed by right padding; ``response_mask`` is 1 on the sampled tokens
+(EOS included) and 0 on padding. Rows whose ids were re-tokenised from text (``token_exact``
+False) are trained on too, but counted, because their ids are not the sampled ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from envhub.core.errors import ConfigurationError
+from envhub.core.records import Group, Step, StepBatch
+
+__all__ = ["RowBatch", "build_rows"]
+
+
+@dataclass
+class RowBatch:
+    """The tensors of a set of step rows.
+
+    Attributes:
+        input_ids: ``(rows, length)`` prompt then response then padding.
+        attention_mask: ``(rows, length)`` 1 on real tokens.
+        response_index: ``(rows, T)`` position in ``input_ids`` of each response token (0 on padding).
+        response_ids: ``(rows, T)`` the sampled ids (pad on padding).
+        response_mask: ``(rows, T)`` float, 1 on sampled tokens.
+        rollout_logprobs: ``(rows, T)`` the sampling logprobs (0 where unknown or padded).
+        advantages: ``(rows,)`` per-row advantages (filled by the trainer).
+        policy_version: ``(rows,)`` version that sampled each row (-1 unknown).
+        group_index: ``(rows,)`` which group each row came from (for data-parallel splits).
+    """
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    response_index: torch.Tensor
+    response_ids: torch.Tensor
+    response_mask: torch.Tensor
+    rollout_logprobs: torch.Tensor
+    advantages: torch.Tensor
+    policy_version: torch.Tensor
+    group_index: torch.Tensor
+    has_rollout_logprobs: bool
+
+    def __len__(self) -> int:
+        return int(self.input_ids.shape[0])
+
+    def select(self, index: torch.Tensor | Sequence[int]) -> RowBatch:
+        """The rows at ``index`` (padding columns kept)."""
+        idx = torch.as_tensor(index, dtype=torch.long)
+        return RowBatch(
+            input_ids=self.input_ids[idx],
+            attention_mask=self.attention_mask[idx],
+            response_index=self.response_index[idx],
+            response_ids=self.response_ids[idx],
+            response_mask=self.response_mask[idx],
+            rollout_logprobs=self.rollout_logprobs[idx],
+            advantages=self.advantages[idx],
+            policy_version=self.policy_version[idx],
+            group_index=self.group_index[idx],
+            has_rollout_logprobs=self.has_rollout_logprobs,
+        )
+
+    @property
+    def tokens(self) -> int:
+        return int(self.response_mask.sum().item())
+
+
+@dataclass(frozen=True)
+class BuiltRows:
+    """:func:`build_rows`' result: the rows, the steps they came from, and what was left out."""
+
+    rows: RowBatch
+    steps: StepBatch
+    kept: np.ndarray  # indices into the StepBatch of the rows kept
+    dropped_long: int
+    dropped_untokenized: int
+    inexact: int
+
+
+def _row_steps(groups: Sequence[Group]) -> list[tuple[int, Step]]:
+    return [(g, step) for g, group in enumerate(groups) for t in group.trajectories for step in t.steps]
+
+
+def build_rows(
+    groups: Sequence[Group], *, pad_token_id: int, max_prompt_tokens: int | None = None
+) -> BuiltRows:
+    """Pack the steps of ``groups`` into a :class:`RowBatch` (advantages zero until filled).
+
+    The :class:`StepBatch` returned lists the same steps in the same order (all of them, also
+    the ones left out of the rows, so that advantages see every member of every group).
+
+    Raises:
+        ConfigurationError: no step has token ids (e.g. groups from a scripted policy).
+    """
+    pairs = _row_steps(groups)
+    steps = StepBatch.from_groups(groups)
+    if len(steps) != len(pairs):  # from_groups walks groups the same way; guard the invariant
+        raise AssertionError("StepBatch and row order disagree")
+    kept: list[int] = []
+    dropped_long = dropped_untok = inexact = 0
+    for i, (_, step) in enumerate(pairs):
+        if not step.prompt_token_ids or step.response_token_ids is None:
+            dropped_untok += 1
+            continue
+        if max_prompt_tokens is not None and len(step.prompt_token_ids) > max_prompt_tokens:
+            dropped_long += 1
+            continue
+        inexact += not step.token_exact
+        kept.append(i)
+    if not kept:
+        raise ConfigurationError(
+            "No step of these groups carries prompt and response token ids, so there is nothing to train "
+            "on. Generate with a model backend (in-process transformers, vLLM or serve-policy), not a "
+            "scripted policy.",
+            steps=len(pairs),
+        )
+    chosen = [pairs[i] for i in kept]
+    length = max(len(s.prompt_token_ids or []) + len(s.response_token_ids or []) for _, s in chosen)
+    width = max(max(len(s.response_token_ids or []) for _, s in chosen), 1)
+    n = len(chosen)
+    input_ids = torch.full((n, length), pad_token_id, dtype=torch.long)
+    attention = torch.zeros((n, length), dtype=torch.long)
+    resp_index = torch.zeros((n, width), dtype=torch.long)
+    resp_ids = torch.full((n, width), pad_token_id, dtype=torch.long)
+    resp_mask = torch.zeros((n, width), dtype=torch.float32)
+    rollout_lp = torch.zeros((n, width), dtype=torch.float32)
+    versions = torch.full((n,), -1, dtype=torch.long)
+    group_index = torch.zeros((n,), dtype=torch.long)
+    all_logprobs = True
+    for r, (g, step) in enumerate(chosen):
+        prompt = step.prompt_token_ids or []
+        response = step.response_token_ids or []
+        p, t = len(prompt), len(response)
+        input_ids[r, : p + t] = torch.tensor(prompt + response, dtype=torch.long)
+        attention[r, : p + t] = 1
+        if t:
+            resp_index[r, :t] = torch.arange(p, p + t)
+            resp_ids[r, :t] = torch.tensor(response, dtype=torch.long)
+            resp_mask[r, :t] = 1.0
+        if step.response_logprobs is not None and len(step.response_logprobs) == t:
+            rollout_lp[r, :t] = torch.tensor(step.response_logprobs, dtype=torch.float32)
+        else:
+            all_logprobs = False
+        versions[r] = -1 if step.policy_version is None else step.policy_version
+        group_index[r] = g
+    rows = RowBatch(
+        input_ids=input_ids,
+        attention_mask=attention,
+        response_index=resp_index,
+        response_ids=resp_ids,
+        response_mask=resp_mask,
+        rollout_logprobs=rollout_lp,
+        advantages=torch.zeros(n, dtype=torch.float32),
+        policy_version=versions,
+        group_index=group_index,
+        has_rollout_logprobs=all_logprobs,
+    )
+    return BuiltRows(rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact)

@@ -1,0 +1,599 @@
+"""The training loop: groups in, advantages, verl's update, new weights out, version + 1.
+
+One loop serves the synchronous and the asynchronous trainer. A producer admits groups by the
+AReaL/SkyRL rule (``shared/reference/round2_rollout_trainer.md`` §7)::
+
+    admitted groups  <=  (max_staleness + version + 1) * B
+
+so with ``max_staleness = 0`` exactly B groups are played at version v and the trainer waits
+for them (verl-agent's on-policy loop), and with k > 0 rollouts go on at the current version
+while the trainer updates, never more than k versions behind. Each iteration the trainer takes
+B finished groups from the queue (whole groups: an anchor group never mixes versions), computes
+advantages with :mod:`envhub.algos`, old logprobs (recomputed by the actor, or the rollout's),
+reference logprobs when the KL coefficient is not 0, and runs :meth:`Learner.update`; rows
+sampled by an older version are corrected by truncated importance sampling against their stored
+rollout logprobs. Then it publishes the new weights (version + 1), logs, checkpoints and, every
+k iterations, validates.
+
+Under ``torchrun`` every rank plays and trains on its own B / world groups (data parallel over
+groups: group statistics never cross ranks) and DDP averages the gradients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from envhub.algos import compute_advantages, default_config
+from envhub.core.errors import ConfigurationError
+from envhub.core.records import Group
+from envhub.envs import resolve
+from envhub.policy.base import SamplingParams
+from envhub.rollout.engine import GroupTask
+from envhub.rollout.queue.base import Delivery, GroupQueue
+from envhub.rollout.queue.memory import MemoryQueue
+from envhub.train.checkpoint import TrainerState, latest_checkpoint, load_checkpoint, save_checkpoint
+from envhub.train.config import TrainConfig
+from envhub.train.learner import Learner, resolve_device
+from envhub.train.rollouts import (
+    EngineRollouts,
+    RolloutSource,
+    ServiceRollouts,
+    build_env_pool,
+    in_process_sampler_factory,
+    new_run_id,
+)
+from envhub.train.rows import build_rows
+from envhub.train.schedule import TaskSchedule
+from envhub.train.tracking import MetricsLogger
+
+__all__ = ["IterationResult", "TrainResult", "Trainer", "train"]
+
+
+@dataclass
+class IterationResult:
+    iteration: int
+    metrics: dict[str, float]
+
+
+@dataclass
+class TrainResult:
+    """What a run did."""
+
+    run_dir: Path
+    iterations: list[IterationResult] = field(default_factory=list)
+    policy_version: int = 0
+    validation: list[IterationResult] = field(default_factory=list)
+
+    def series(self, key: str) -> list[float]:
+        return [r.metrics[key] for r in self.iterations if key in r.metrics]
+
+
+@dataclass
+class _Dist:
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def _init_distributed(device: torch.device) -> _Dist:
+    """Join the process group when launched by torchrun (gloo on CPU, NCCL on GPU)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return _Dist()
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    return _Dist(rank=dist.get_rank(), world=dist.get_world_size())
+
+
+def _load_model(config: TrainConfig, device: torch.device) -> Any:
+    from transformers import AutoModelForCausalLM
+
+    path = Path(config.model.path)
+    if not path.is_dir():
+        raise ConfigurationError(
+            f"model.path {str(path)!r} is not a directory. Give a local Hugging Face model directory; "
+            "`envhub model tiny --out DIR` builds a tiny one with no download.",
+            path=str(path),
+        )
+    dtype = torch.bfloat16 if config.model.dtype == "bfloat16" else torch.float32
+    model: Any = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=True)
+    model = model.to(device)
+    if config.model.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+        model.config.use_cache = False
+    if config.model.lora is not None:
+        try:
+            from peft import LoraConfig, get_peft_model
+        except ImportError as exc:  # pragma: no cover - peft is in the train extra
+            from envhub.core.errors import DependencyMissingError
+
+            raise DependencyMissingError("peft", extra="train") from exc
+        lora = config.model.lora
+        model = get_peft_model(
+            model,
+            LoraConfig(
+                r=lora.r,
+                lora_alpha=lora.alpha,
+                lora_dropout=lora.dropout,
+                target_modules=list(lora.target_modules),
+                task_type="CAUSAL_LM",
+            ),
+        )
+    return model
+
+
+def _task_type(group: Group) -> str | None:
+    for traj in group.trajectories:
+        for step in reversed(traj.steps):
+            value = step.info.get("task_type")
+            if value is not None:
+                return str(value)
+    return None
+
+
+def rollout_metrics(groups: Sequence[Group]) -> dict[str, float]:
+    """Episode-level numbers of a set of groups (what verl-agent logs as episode/*)."""
+    trajs = [t for g in groups for t in g.trajectories]
+    if not trajs:
+        return {}
+    out = {
+        "rollout/reward": float(np.mean([t.episode_return for t in trajs])),
+        "rollout/success": float(np.mean([t.won for t in trajs])),
+        "rollout/episode_length": float(np.mean([t.length for t in trajs])),
+        "rollout/episodes": float(len(trajs)),
+        "rollout/valid_action": float(
+            np.mean([s.is_action_valid for t in trajs for s in t.steps])
+            if any(t.steps for t in trajs)
+            else 0.0
+        ),
+    }
+    by_type: dict[str, list[bool]] = defaultdict(list)
+    for g in groups:
+        kind = _task_type(g)
+        if kind is not None:
+            by_type[kind].extend(t.won for t in g.trajectories)
+    for kind, wins in sorted(by_type.items()):
+        out[f"rollout/success/{kind}"] = float(np.mean(wins))
+    return out
+
+
+class Trainer:
+    """One training run (see the module docstring).
+
+    Args:
+        config: the run.
+        on_iteration: called with each iteration's result (progress displays, tests).
+        advantage_sign: multiplies every advantage; -1 is the control that must not learn.
+    """
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        *,
+        on_iteration: Callable[[IterationResult], None] | None = None,
+        advantage_sign: float = 1.0,
+    ) -> None:
+        self.config = config
+        self.spec = resolve(config.env)
+        self.env_id = self.spec.id
+        self._on_iteration = on_iteration
+        self._sign = advantage_sign
+        self.run_dir = Path(config.output.run_dir)
+        self.device = resolve_device(config.model.device)
+        self.dist = _init_distributed(self.device)
+        if config.rollout.batch_tasks % self.dist.world:
+            raise ConfigurationError(
+                f"rollout.batch_tasks={config.rollout.batch_tasks} must divide evenly over "
+                f"{self.dist.world} ranks (data parallel over groups).",
+            )
+        self.local_tasks = config.rollout.batch_tasks // self.dist.world
+        torch.manual_seed(config.seed + self.dist.rank)
+        self.model = _load_model(config, self.device)
+        self.ddp: Any | None = None
+        if self.dist.world > 1:
+            from torch.nn.parallel import DistributedDataParallel
+
+            self.ddp = DistributedDataParallel(self.model)
+        from envhub.policy.tokenizer import ChatTokenizer
+
+        self.tokenizer = ChatTokenizer(config.model.path)
+        self.learner = Learner(
+            self.model,
+            model_config=config.model,
+            loss=config.loss,
+            optim=config.optim,
+            temperature=config.rollout.temperature,
+            ddp_model=self.ddp,
+            seed=config.seed,
+        )
+        self.advantage_config = default_config(config.algo, self.spec, **config.advantage)
+        self.state = TrainerState(iteration=0, policy_version=0, schedule_position=0)
+        self.run_id = f"{new_run_id()}-r{self.dist.rank}"
+        self.sampling = SamplingParams(
+            temperature=config.rollout.temperature,
+            top_p=config.rollout.top_p,
+            top_k=config.rollout.top_k,
+            max_tokens=config.rollout.max_tokens,
+        )
+        self._tis = config.loss.tis_threshold
+        if self._tis is None and config.max_staleness > 0 and config.loss.old_logprobs == "recompute":
+            self._tis = 2.0  # stale rows are corrected by default (Agent Lightning / verl: 2)
+
+    # -- setup ---------------------------------------------------------------------------------
+
+    def _queue(self) -> GroupQueue:
+        url = self.config.rollout.queue
+        if url == "memory":
+            return MemoryQueue(max_pending=max(4 * self.config.rollout.batch_tasks, 64))
+        if url.startswith(("redis://", "rediss://")):
+            from envhub.rollout.queue.redis import RedisQueue
+
+            return RedisQueue(url, consumer=f"trainer-{self.dist.rank}", max_backlog=1_000_000)
+        raise ConfigurationError(f"rollout.queue must be 'memory' or a redis:// URL, got {url!r}.", queue=url)
+
+    def _weight_sync(self) -> Any | None:
+        settings = self.config.rollout
+        if settings.generation != "openai" or not self.dist.main:
+            return None
+        from envhub.train.weight_sync import DiskVllmSync
+
+        assert settings.policy_url is not None
+        return DiskVllmSync(settings.policy_url, self.run_dir / "weights")
+
+    async def _served_model_name(self) -> str:
+        import httpx
+
+        assert self.config.rollout.policy_url is not None
+        url = self.config.rollout.policy_url.rstrip("/").removesuffix("/v1") + "/v1/models"
+        async with httpx.AsyncClient(timeout=10.0) as client:
+            reply = await client.get(url)
+        reply.raise_for_status()
+        return str(reply.json()["data"][0]["id"])
+
+    async def _source(self, queue: GroupQueue) -> RolloutSource:
+        settings = self.config.rollout
+        if settings.rollout_service:
+            assert settings.policy_url is not None
+            return ServiceRollouts(
+                service_url=settings.rollout_service,
+                env_id=self.env_id,
+                settings=settings,
+                policy_url=settings.policy_url,
+                tokenizer=self.config.model.path,
+                weight_sync=self._weight_sync(),
+                model_name=await self._served_model_name(),
+            )
+        envs = build_env_pool(self.env_id, settings)
+        if settings.generation == "transformers":
+            factory = in_process_sampler_factory(
+                self.config.model.path, device=str(self.device), max_batch=settings.max_batch
+            )
+            return EngineRollouts(
+                envs=envs, queue=queue, settings=settings, backend_factory=factory, run_id=self.run_id
+            )
+        from envhub.policy.openai_http import OpenAIBackend
+
+        assert settings.policy_url is not None
+        served = OpenAIBackend(
+            base_url=settings.policy_url,
+            model=await self._served_model_name(),
+            tokenizer_path=self.config.model.path,
+        )
+        return EngineRollouts(
+            envs=envs,
+            queue=queue,
+            settings=settings,
+            served=served,
+            weight_sync=self._weight_sync(),
+            run_id=self.run_id,
+        )
+
+    def _resume(self) -> None:
+        if not self.config.output.resume:
+            return
+        path = latest_checkpoint(self.run_dir)
+        if path is None:
+            return
+        self.state = load_checkpoint(
+            path, model=self.model, optimizer=self.learner.optimizer, scheduler=self.learner.scheduler
+        )
+
+    async def _task_ids(self, split: str) -> list[str]:
+        pool = build_env_pool(self.env_id, self.config.rollout)
+        try:
+            return await pool.task_ids(split, None)
+        finally:
+            await pool.aclose()
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    async def run(self) -> TrainResult:
+        """Train for ``config.iterations`` iterations (continuing a checkpointed run)."""
+        config = self.config
+        self._resume()
+        result = TrainResult(run_dir=self.run_dir, policy_version=self.state.policy_version)
+        if self.state.iteration >= config.iterations:
+            return result
+        schedule = TaskSchedule(
+            await self._task_ids(config.rollout.split),
+            seed=config.seed + 7919 * self.dist.rank,
+            position=self.state.schedule_position,
+        )
+        logger = (
+            MetricsLogger(
+                self.run_dir,
+                tensorboard=config.output.tensorboard,
+                wandb=config.output.wandb,
+                wandb_project=config.output.wandb_project,
+                config=config.model_dump(mode="json"),
+            )
+            if self.dist.main
+            else None
+        )
+        queue = self._queue()
+        source = await self._source(queue)
+        if self.dist.main:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            (self.run_dir / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
+        try:
+            await source.push_weights(self.model, self.state.policy_version)
+            await self._loop(source, queue, schedule, logger, result)
+        finally:
+            if logger is not None:
+                logger.close()
+            await source.aclose()
+            await queue.aclose()
+        result.policy_version = self.state.policy_version
+        return result
+
+    async def _loop(
+        self,
+        source: RolloutSource,
+        queue: GroupQueue,
+        schedule: TaskSchedule,
+        logger: MetricsLogger | None,
+        result: TrainResult,
+    ) -> None:
+        config = self.config
+        k, batch = config.max_staleness, self.local_tasks
+        start_iteration = self.state.iteration
+        first_position, first_consumed = schedule.position, self.state.consumed_groups
+        admitted = 0  # groups admitted since this process started (a resume starts over)
+        changed = asyncio.Condition()
+        stop = asyncio.Event()
+        concurrency = asyncio.Semaphore(max(config.rollout.max_concurrent_groups, batch))
+        plays: set[asyncio.Task[None]] = set()
+        failures: list[BaseException] = []
+
+        def limit() -> int:
+            return (k + (self.state.iteration - start_iteration) + 1) * batch
+
+        def may_admit() -> bool:
+            return stop.is_set() or admitted < limit()
+
+        async def play(tasks: list[GroupTask], version: int) -> None:
+            nonlocal admitted
+            async with concurrency:
+                published = await source.play(tasks, version=version, sampling=self.sampling)
+            if published < len(tasks):  # dropped groups: admit replacements
+                async with changed:
+                    admitted -= len(tasks) - published
+                    changed.notify_all()
+
+        def done(task: asyncio.Task[None]) -> None:
+            plays.discard(task)
+            if not task.cancelled() and task.exception() is not None:
+                failures.append(task.exception())  # type: ignore[arg-type]
+                stop.set()
+
+        async def producer() -> None:
+            nonlocal admitted
+            while not stop.is_set():
+                async with changed:
+                    await changed.wait_for(may_admit)
+                if stop.is_set():
+                    return
+                # Admit what the rule allows at once: with k = 0 that is the iteration's B groups.
+                room = limit() - admitted
+                tasks = schedule.take(room)
+                admitted += room
+                task = asyncio.create_task(play(tasks, self.state.policy_version))
+                plays.add(task)
+                task.add_done_callback(done)
+
+        producer_task = asyncio.create_task(producer())
+        consumer = queue
+        try:
+            while self.state.iteration < config.iterations:
+                t0 = time.perf_counter()
+                deliveries = await self._take(consumer, batch, stop, failures)
+                rollout_s = time.perf_counter() - t0
+                metrics = await self._train_on([d.group for d in deliveries])
+                self.state.iteration += 1
+                self.state.consumed_groups += len(deliveries)
+                sync = await source.push_weights(self.model, self.state.policy_version + 1)
+                self.state.policy_version += 1
+                await consumer.ack(deliveries)
+                # A resume continues the schedule after the groups consumed so far; groups
+                # admitted but not consumed are played again (at the then-current version).
+                self.state.schedule_position = first_position + self.state.consumed_groups - first_consumed
+                async with changed:
+                    changed.notify_all()
+                metrics.update(sync)
+                metrics["time/rollout_wait_s"] = rollout_s
+                metrics["time/iteration_s"] = time.perf_counter() - t0
+                metrics["policy/version"] = float(self.state.policy_version)
+                metrics["perf/tokens_per_s"] = metrics.get("actor/tokens", 0.0) / max(
+                    metrics["time/iteration_s"], 1e-9
+                )
+                if config.validation.every and self.state.iteration % config.validation.every == 0:
+                    metrics.update(await self._validate(source))
+                it = IterationResult(self.state.iteration, metrics)
+                result.iterations.append(it)
+                if logger is not None:
+                    logger.log(self.state.iteration, metrics)
+                if self._on_iteration is not None:
+                    self._on_iteration(it)
+                every = config.output.checkpoint_every
+                last = self.state.iteration == config.iterations
+                if self.dist.main and ((every and self.state.iteration % every == 0) or last):
+                    self._checkpoint()
+        finally:
+            stop.set()
+            async with changed:
+                changed.notify_all()
+            producer_task.cancel()
+            for task in list(plays):
+                task.cancel()
+            await asyncio.gather(producer_task, *plays, return_exceptions=True)
+
+    async def _take(
+        self, queue: GroupQueue, count: int, stop: asyncio.Event, failures: list[BaseException]
+    ) -> list[Delivery]:
+        """``count`` finished groups (waiting as long as rollouts run; failing with them)."""
+        got: list[Delivery] = []
+        seen: set[str] = set()
+        while len(got) < count:
+            if failures:
+                raise failures[0]
+            for d in await queue.get(count - len(got), timeout_s=0.2):
+                if d.group.uid in seen:
+                    await queue.ack([d])
+                    continue
+                seen.add(d.group.uid)
+                got.append(d)
+        return got
+
+    async def _train_on(self, groups: list[Group]) -> dict[str, float]:
+        """Advantages, old/ref logprobs and the update for one iteration's groups."""
+        config = self.config
+        metrics = rollout_metrics(groups)
+        versions = [g.policy_version for g in groups if g.policy_version is not None]
+        if versions:
+            lag = [self.state.policy_version - v for v in versions]
+            metrics["staleness/mean"] = float(np.mean(lag))
+            metrics["staleness/max"] = float(max(lag))
+        built = build_rows(
+            groups,
+            pad_token_id=self.tokenizer.pad_token_id,
+            max_prompt_tokens=config.rollout.max_prompt_tokens,
+        )
+        rows = built.rows
+        advantages = compute_advantages(built.steps, config.algo, config=self.advantage_config)
+        rows.advantages = torch.as_tensor(advantages[built.kept] * self._sign, dtype=torch.float32)
+        metrics["rows/count"] = float(len(rows))
+        metrics["rows/dropped_long"] = float(built.dropped_long)
+        metrics["rows/inexact"] = float(built.inexact)
+        metrics["advantage/mean"] = float(rows.advantages.mean())
+        metrics["advantage/abs_mean"] = float(rows.advantages.abs().mean())
+        mini_batches = await self._agree_mini_batches(len(rows))
+
+        def compute() -> dict[str, float]:
+            out: dict[str, float] = {}
+            t = time.perf_counter()
+            if config.loss.old_logprobs == "recompute" or not rows.has_rollout_logprobs:
+                old = self.learner.logprobs(rows)
+            else:
+                old = rows.rollout_logprobs
+            out["time/old_logprobs_s"] = time.perf_counter() - t
+            if rows.has_rollout_logprobs:
+                diff = ((old - rows.rollout_logprobs).abs() * rows.response_mask).sum()
+                out["rollout/logprob_diff"] = float(diff / rows.response_mask.sum().clamp_min(1))
+            t = time.perf_counter()
+            ref = self.learner.reference_logprobs(rows)
+            out["time/ref_s"] = time.perf_counter() - t
+            t = time.perf_counter()
+            learner = self.learner
+            saved = learner.loss_config
+            if self._tis is not None and saved.tis_threshold is None and rows.has_rollout_logprobs:
+                learner.loss_config = saved.model_copy(update={"tis_threshold": self._tis})
+            try:
+                stats = learner.update(rows, old, ref, mini_batches=mini_batches)
+            finally:
+                learner.loss_config = saved
+            out["time/update_s"] = time.perf_counter() - t
+            out.update(stats.as_dict())
+            return out
+
+        # In a worker thread: the event loop keeps playing groups meanwhile (max_staleness > 0).
+        metrics.update(await asyncio.to_thread(compute))
+        return metrics
+
+    async def _agree_mini_batches(self, rows: int) -> int | None:
+        """Under DDP, one mini-batch count for every rank (at most the smallest rank's rows)."""
+        if self.dist.world == 1:
+            return None
+        import torch.distributed as dist
+
+        counts = torch.tensor([rows, -rows], dtype=torch.long)
+        dist.all_reduce(counts, op=dist.ReduceOp.MAX)
+        total = torch.tensor([rows], dtype=torch.long)
+        dist.all_reduce(total)
+        fewest = -int(counts[1])
+        per = self.config.optim.mini_batch_rows or int(total)
+        return max(1, min(fewest, math.ceil(int(total) / per)))
+
+    def _checkpoint(self) -> None:
+        save_checkpoint(
+            self.run_dir,
+            model=self.model,
+            optimizer=self.learner.optimizer,
+            scheduler=self.learner.scheduler,
+            state=self.state,
+            tokenizer_dir=self.config.model.path,
+            keep=self.config.output.keep_checkpoints,
+        )
+
+    async def _validate(self, source: RolloutSource) -> dict[str, float]:
+        """verl-agent's validation: the test split, n = 1, T = 0.4, seeds offset by 1000."""
+        v = self.config.validation
+        if not isinstance(source, EngineRollouts):
+            raise ConfigurationError("Validation runs with in-process rollouts; set validation.every=0 here.")
+        tasks_ids = (await self._task_ids(v.split))[: v.tasks]
+        tasks = [
+            GroupTask(slot=i, task_id=t, seed=self.config.seed + v.seed_offset + i)
+            for i, t in enumerate(tasks_ids)
+        ]
+        queue = MemoryQueue(max_pending=len(tasks) + 1)
+        sampling = SamplingParams(
+            temperature=v.temperature,
+            top_p=self.sampling.top_p,
+            top_k=self.sampling.top_k,
+            max_tokens=self.sampling.max_tokens,
+            seed=self.config.seed + v.seed_offset,
+        )
+        await source.play(
+            tasks, version=self.state.policy_version, sampling=sampling, group_size=v.group_size, queue=queue
+        )
+        groups = [d.group for d in await queue.get(len(tasks), timeout_s=1.0)]
+        return {k.replace("rollout/", "val/"): value for k, value in rollout_metrics(groups).items()}
+
+
+def train(config: TrainConfig, **kwargs: Any) -> TrainResult:
+    """Run a training run to the end (a blocking wrapper of :meth:`Trainer.run`)."""
+    trainer = Trainer(config, **kwargs)
+    try:
+        return asyncio.run(trainer.run())
+    finally:
+        with contextlib.suppress(Exception):
+            import torch.distributed as dist
+
+            if dist.is_initialized():
+                dist.destroy_process_group()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,9 @@ class TrainerState:
     policy_version: int
     schedule_position: int
     consumed_groups: int = 0
+    #: Uids of every group trained on: a group redelivered after a crash is recognised and
+    #: acknowledged without being used twice.
+    consumed_uids: list[str] = field(default_factory=list)
 
 
 def _checkpoints(run_dir: Path) -> list[tuple[int, Path]]:

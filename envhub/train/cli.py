@@ -139,3 +139,7 @@ def main() -> None:
         app()
     except KeyboardInterrupt:  # pragma: no cover - interactive
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

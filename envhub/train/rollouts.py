@@ -167,7 +167,7 @@ class EngineRollouts:
         if self._factory is not None:
             self._backends[version] = self._factory(model, version)
             await self._retire()
-            return {"sync_s": time.perf_counter() - start}
+            return {"time/sync_s": time.perf_counter() - start}
         # One served model: wait until no group runs on the old weights, then swap them.
         async with self._idle:
             await self._idle.wait_for(lambda: not any(self._live.values()))
@@ -175,8 +175,8 @@ class EngineRollouts:
         report = await self._sync.push(model, version) if self._sync is not None else {}
         assert self._served is not None
         self._served.policy_version = version
-        timings = {"sync_s": time.perf_counter() - start, "sync_drain_s": drained - start}
-        timings.update({f"sync_{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
+        timings = {"time/sync_s": time.perf_counter() - start, "time/sync_drain_s": drained - start}
+        timings.update({f"sync/{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
         return timings
 
     async def aclose(self) -> None:
@@ -277,8 +277,8 @@ class ServiceRollouts:
     async def push_weights(self, model: Any, version: int) -> dict[str, float]:
         start = time.perf_counter()
         report = await self._sync.push(model, version) if self._sync is not None else {}
-        timings = {"sync_s": time.perf_counter() - start}
-        timings.update({f"sync_{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
+        timings = {"time/sync_s": time.perf_counter() - start}
+        timings.update({f"sync/{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
         return timings
 
     async def aclose(self) -> None:

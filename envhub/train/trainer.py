@@ -419,18 +419,27 @@ class Trainer:
                 task.add_done_callback(done)
 
         producer_task = asyncio.create_task(producer())
-        consumer = queue
+        # A durable (Redis) queue is acknowledged only once a checkpoint records the groups as
+        # used: a crash in between redelivers them, and the checkpoint's uids say which were used.
+        durable = not isinstance(queue, MemoryQueue)
+        unacked: list[Delivery] = []
         try:
             while self.state.iteration < config.iterations:
                 t0 = time.perf_counter()
-                deliveries = await self._take(consumer, batch, stop, failures)
+                deliveries = await self._take(queue, batch, failures)
                 rollout_s = time.perf_counter() - t0
                 metrics = await self._train_on([d.group for d in deliveries])
                 self.state.iteration += 1
                 self.state.consumed_groups += len(deliveries)
+                self.state.consumed_uids.extend(d.group.uid for d in deliveries)
                 sync = await source.push_weights(self.model, self.state.policy_version + 1)
                 self.state.policy_version += 1
-                await consumer.ack(deliveries)
+                unacked.extend(deliveries)
+                if not durable:
+                    await queue.ack(unacked)
+                    unacked.clear()
+                elif hasattr(queue, "touch"):
+                    await queue.touch(unacked)  # still ours: nobody may claim them meanwhile
                 # A resume continues the schedule after the groups consumed so far; groups
                 # admitted but not consumed are played again (at the then-current version).
                 self.state.schedule_position = first_position + self.state.consumed_groups - first_consumed
@@ -453,8 +462,11 @@ class Trainer:
                     self._on_iteration(it)
                 every = config.output.checkpoint_every
                 last = self.state.iteration == config.iterations
-                if self.dist.main and ((every and self.state.iteration % every == 0) or last):
-                    self._checkpoint()
+                if (every and self.state.iteration % every == 0) or last:
+                    if self.dist.main:
+                        self._checkpoint()
+                    await queue.ack(unacked)
+                    unacked.clear()
         finally:
             stop.set()
             async with changed:
@@ -464,20 +476,18 @@ class Trainer:
                 task.cancel()
             await asyncio.gather(producer_task, *plays, return_exceptions=True)
 
-    async def _take(
-        self, queue: GroupQueue, count: int, stop: asyncio.Event, failures: list[BaseException]
-    ) -> list[Delivery]:
-        """``count`` finished groups (waiting as long as rollouts run; failing with them)."""
+    async def _take(self, queue: GroupQueue, count: int, failures: list[BaseException]) -> list[Delivery]:
+        """``count`` finished groups not used before (waiting while rollouts run; failing with them)."""
         got: list[Delivery] = []
-        seen: set[str] = set()
+        used = set(self.state.consumed_uids)
         while len(got) < count:
             if failures:
                 raise failures[0]
             for d in await queue.get(count - len(got), timeout_s=0.2):
-                if d.group.uid in seen:
+                if d.group.uid in used:  # trained on before a crash: acknowledge, never reuse
                     await queue.ack([d])
                     continue
-                seen.add(d.group.uid)
+                used.add(d.group.uid)
                 got.append(d)
         return got
 

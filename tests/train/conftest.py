@@ -1,0 +1,59 @@
+"""Fixtures of the trainer tests: a small tiny model and fixed groups sampled from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envhub.core.records import Group
+
+
+@pytest.fixture(scope="session")
+def small_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny Qwen2 (hidden 64, 512-token vocabulary) for fast updates."""
+    from envhub.policy.tiny import build_tiny_model
+
+    return build_tiny_model(
+        tmp_path_factory.mktemp("small-model") / "model", seed=0, hidden_size=64, vocab_size=512
+    )
+
+
+@pytest.fixture(scope="session")
+def sampled_groups(small_model_dir: Path) -> list[Group]:
+    """Four real groups of two SearchQA episodes each, sampled by the small model in process."""
+    import asyncio
+
+    import envhub
+    from envhub.policy.base import SamplingParams
+    from envhub.policy.transformers_backend import TransformersBackend
+    from envhub.rollout.context import ContextConfig
+    from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+    from envhub.rollout.envpool import InProcessEnvPool
+    from envhub.rollout.queue.memory import MemoryQueue
+
+    async def play() -> list[Group]:
+        queue = MemoryQueue()
+        envs = InProcessEnvPool(
+            lambda **kw: envhub.make("envhub/SearchQA-v0", **kw), env_id="envhub/SearchQA-v0"
+        )
+        backend = TransformersBackend(small_model_dir)
+        engine = RolloutEngine(
+            envs=envs,
+            backend=backend,
+            config=EngineConfig(
+                group_size=2,
+                sampling=SamplingParams(temperature=1.0, max_tokens=12, seed=3),
+                context=ContextConfig(max_steps=2),
+                split="train",
+            ),
+            queue=queue,
+        )
+        ids = await envs.task_ids("train", 4)
+        await engine.run([GroupTask(i, t, i) for i, t in enumerate(ids)])
+        out = [d.group for d in await queue.get(4, timeout_s=1)]
+        await backend.aclose()
+        await envs.aclose()
+        return sorted(out, key=lambda g: g.uid)
+
+    return asyncio.run(play())

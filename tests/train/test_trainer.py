@@ -1,0 +1,127 @@
+"""The training loop end to end, in process: metrics, TensorBoard, checkpoints, resume, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envhub.train.checkpoint import latest_checkpoint
+from envhub.train.config import load_config
+from envhub.train.tracking import read_metrics
+from envhub.train.trainer import train
+
+
+def _config(model: Path, run_dir: Path, **over: Any) -> Any:
+    base = {
+        "env": "envhub/SearchQA-v0",
+        "algo": "gigpo",
+        "model.path": str(model),
+        "iterations": 2,
+        "seed": 1,
+        "output.run_dir": str(run_dir),
+        "rollout.group_size": 2,
+        "rollout.batch_tasks": 2,
+        "rollout.max_steps": 2,
+        "rollout.max_tokens": 8,
+        "optim.lr": 1e-4,
+        "optim.micro_batch_rows": 8,
+    }
+    base.update(over)
+    return load_config(None, base)
+
+
+def test_a_run_logs_checkpoints_and_plots(small_model_dir: Path, tmp_path: Path) -> None:
+    result = train(_config(small_model_dir, tmp_path / "run", **{"loss.kl_coef": 0.01}))
+    assert [r.iteration for r in result.iterations] == [1, 2]
+    assert result.policy_version == 2
+    rows = read_metrics(tmp_path / "run")
+    assert [r["iteration"] for r in rows] == [1, 2]
+    for key in (
+        "rollout/success",
+        "rollout/reward",
+        "actor/pg_loss",
+        "actor/kl",
+        "actor/entropy",
+        "actor/clipfrac",
+        "actor/grad_norm",
+        "perf/tokens_per_s",
+        "time/rollout_wait_s",
+        "time/old_logprobs_s",
+        "time/update_s",
+        "time/sync_s",
+        "staleness/max",
+    ):
+        assert key in rows[-1], key
+    # The sampler's logprobs and the actor's recomputation agree (same weights, same temperature).
+    assert rows[0]["rollout/logprob_diff"] < 1e-4
+    assert list((tmp_path / "run" / "tensorboard").glob("events.out.tfevents.*"))
+    assert latest_checkpoint(tmp_path / "run") is not None
+    from envhub.train.plot import plot_run
+
+    png = plot_run(tmp_path / "run")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_resumed_run_continues_at_the_same_version(small_model_dir: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    train(_config(small_model_dir, run, **{"output.checkpoint_every": 1}))
+    result = train(_config(small_model_dir, run, iterations=3))
+    assert [r.iteration for r in result.iterations] == [3]  # iterations 1 and 2 were not redone
+    assert result.policy_version == 3
+    state = json.loads((run / "config.json").read_text())
+    assert state["iterations"] == 3
+    assert [r["iteration"] for r in read_metrics(run)] == [1, 2, 3]
+
+
+def test_grpo_and_hgpo_run_too(small_model_dir: Path, tmp_path: Path) -> None:
+    for algo in ("grpo", "hgpo"):
+        result = train(_config(small_model_dir, tmp_path / algo, algo=algo, iterations=1))
+        assert result.policy_version == 1
+
+
+def test_async_rollouts_stay_within_the_staleness_bound(small_model_dir: Path, tmp_path: Path) -> None:
+    result = train(_config(small_model_dir, tmp_path / "async", iterations=3, max_staleness=1))
+    lags = result.series("staleness/max")
+    assert lags and max(lags) <= 1
+
+
+def test_the_cli_trains_and_prints_the_curve(small_model_dir: Path, tmp_path: Path) -> None:
+    run = tmp_path / "cli"
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "envhub.train.cli",
+            "--env", "envhub/SearchQA-v0", "--model", str(small_model_dir), "--iterations", "1",
+            "--run-dir", str(run), "--group-size", "2", "--batch-tasks", "2",
+            "--set", "rollout.max_steps=1", "--set", "rollout.max_tokens=4", "--no-progress",
+        ],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "learning curve" in out.stdout and (run / "curves.png").is_file()
+
+
+def test_the_cli_names_a_wrong_key(small_model_dir: Path, tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "envhub.train.cli", "--env", "envhub/SearchQA-v0",
+         "--model", str(small_model_dir), "--set", "loss.kl_coeff=0"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "loss.kl_coeff: unknown key" in out.stdout
+
+
+@pytest.mark.parametrize("bad", [{"rollout.group_size": 0}, {"algo": "ppo"}, {"advantage": {"gama": 0.9}}])
+def test_bad_settings_are_refused_naming_the_key(
+    small_model_dir: Path, tmp_path: Path, bad: dict[str, Any]
+) -> None:
+    from envhub.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as info:
+        _config(small_model_dir, tmp_path, **bad)
+    key = next(iter(bad)).split(".")[-1]
+    assert key in str(info.value) or "gama" in str(info.value)

@@ -95,6 +95,16 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
 
 
+@pytest.fixture(scope="session")
+def small_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A smaller tiny Qwen2 (hidden 64, 512-token vocabulary) for fast training tests."""
+    from envhub.policy.tiny import build_tiny_model
+
+    return build_tiny_model(
+        tmp_path_factory.mktemp("small-model") / "model", seed=0, hidden_size=64, vocab_size=512
+    )
+
+
 def vllm_python() -> Path:
     """The vLLM virtualenv's interpreter (``$ENVHUB_VLLM_VENV`` or ``<repo>/.venv-vllm``)."""
     venv = Path(os.environ.get("ENVHUB_VLLM_VENV") or REPO_ROOT / ".venv-vllm")

@@ -100,6 +100,9 @@ class RolloutSettings(_Strict):
         description="Submit rollout jobs to this `envhub serve-rollouts` URL (needs a redis queue).",
     )
     queue: str = Field(default="memory", description="'memory', or a redis:// URL for finished groups.")
+    queue_stream: str = Field(
+        default="envhub:groups", description="The Redis stream (the rollout service's ENVHUB_STREAM)."
+    )
     max_batch: int = Field(default=64, ge=1, description="In-process generation: sequences per forward pass.")
 
     @model_validator(mode="after")

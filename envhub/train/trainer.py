@@ -210,7 +210,9 @@ class Trainer:
         if self.dist.world > 1:
             from torch.nn.parallel import DistributedDataParallel
 
-            self.ddp = DistributedDataParallel(self.model)
+            # No buffer broadcast: ranks run different numbers of forward passes (micro-batches
+            # follow each rank's rows), and a per-forward collective would deadlock them.
+            self.ddp = DistributedDataParallel(self.model, forward_sync_buffers=False)
         from envhub.policy.tokenizer import ChatTokenizer
 
         self.tokenizer = ChatTokenizer(config.model.path)
@@ -245,7 +247,12 @@ class Trainer:
         if url.startswith(("redis://", "rediss://")):
             from envhub.rollout.queue.redis import RedisQueue
 
-            return RedisQueue(url, consumer=f"trainer-{self.dist.rank}", max_backlog=1_000_000)
+            return RedisQueue(
+                url,
+                stream=self.config.rollout.queue_stream,
+                consumer=f"trainer-{self.dist.rank}",
+                max_backlog=1_000_000,
+            )
         raise ConfigurationError(f"rollout.queue must be 'memory' or a redis:// URL, got {url!r}.", queue=url)
 
     def _weight_sync(self) -> Any | None:

@@ -1,4 +1,4 @@
-"""Fixtures of the trainer tests: a small tiny model and fixed groups sampled from it."""
+"""Fixtures of the trainer tests: fixed groups sampled by the small tiny model."""
 
 from __future__ import annotations
 
@@ -7,16 +7,6 @@ from pathlib import Path
 import pytest
 
 from envhub.core.records import Group
-
-
-@pytest.fixture(scope="session")
-def small_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny Qwen2 (hidden 64, 512-token vocabulary) for fast updates."""
-    from envhub.policy.tiny import build_tiny_model
-
-    return build_tiny_model(
-        tmp_path_factory.mktemp("small-model") / "model", seed=0, hidden_size=64, vocab_size=512
-    )
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,138 @@
+"""One training iteration, measured: the time split, tokens/s, async k=1 against k=0.
+
+Part 1 (``split``) runs ``--iterations`` iterations of ``envhub-train`` in process on the CPU
+with the tiny model and reports the median time of each phase (waiting for rollouts, old
+logprobs, reference logprobs, the update, the weight sync) and trained tokens/s.
+
+Part 2 (``async``) runs the same work (same iterations, batch, env) with ``--max-staleness 0``
+and ``1`` side by side and reports the wall time of each and the speedup.
+
+Part 3 (``trl``) times the update step against TRL's ``GRPOTrainer`` on the same model, batch
+and sequence lengths (needs ``envhub[trl]``).
+
+Part 4 (``algos``) trains GiGPO and GRPO on the easy Sokoban target over ``--seeds`` seeds and
+reports the iterations each needs to reach 80% success.
+
+    python bench/train_step.py                      # every part
+    python bench/train_step.py --parts split,async --iterations 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_result
+
+from envhub.policy.tiny import build_tiny_model
+from envhub.train.config import load_config
+from envhub.train.trainer import train
+
+PHASES = (
+    "time/rollout_wait_s",
+    "time/old_logprobs_s",
+    "time/ref_s",
+    "time/update_s",
+    "time/sync_s",
+    "time/iteration_s",
+)
+
+
+def _config(model: Path, run: Path, args: argparse.Namespace, **over: Any) -> Any:
+    base = {
+        "env": args.env,
+        "algo": "gigpo",
+        "model.path": str(model),
+        "iterations": args.iterations,
+        "output.run_dir": str(run),
+        "output.tensorboard": False,
+        "rollout.group_size": args.group_size,
+        "rollout.batch_tasks": args.batch_tasks,
+        "rollout.max_steps": args.max_steps,
+        "rollout.max_tokens": args.max_tokens,
+        "optim.micro_batch_rows": 32,
+        "loss.kl_coef": 0.01,
+    }
+    base.update(over)
+    return load_config(None, base)
+
+
+def split_rows(model: Path, tmp: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    result = train(_config(model, tmp / "split", args))
+    rows = []
+    for key in (*PHASES, "perf/tokens_per_s", "actor/tokens", "rows/count"):
+        values = result.series(key)[1:] or result.series(key)  # the first iteration warms up
+        rows.append({"part": "split", "metric": key, "median": statistics.median(values), "n": len(values)})
+    return rows
+
+
+def async_rows(model: Path, tmp: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows = []
+    for k in (0, 1):
+        start = time.perf_counter()
+        result = train(_config(model, tmp / f"async{k}", args, max_staleness=k))
+        wall = time.perf_counter() - start
+        lag = max(result.series("staleness/max") or [0.0])
+        rows.append({"part": "async", "max_staleness": k, "wall_s": wall, "max_lag": lag})
+    base = rows[0]["wall_s"]
+    for row in rows:
+        row["speedup"] = base / row["wall_s"]
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--parts", default="split,async", help="comma-separated: split, async")
+    parser.add_argument("--env", default="envhub/SearchQA-v0")
+    parser.add_argument("--iterations", type=int, default=6)
+    parser.add_argument("--group-size", type=int, default=4)
+    parser.add_argument("--batch-tasks", type=int, default=4)
+    parser.add_argument("--max-steps", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--hidden-size", type=int, default=128)
+    args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    console = Console(width=120)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        model = build_tiny_model(tmp / "tiny", hidden_size=args.hidden_size)
+        if "split" in parts:
+            split = split_rows(model, tmp, args)
+            table = Table(title=f"one iteration, {args.env}, tiny model (hidden {args.hidden_size}), CPU")
+            table.add_column("metric")
+            table.add_column("median", justify="right")
+            for r in split:
+                table.add_row(r["metric"], f"{r['median']:.3f}")
+            console.print(table)
+            rows += split
+        if "async" in parts:
+            timing = async_rows(model, tmp, args)
+            table = Table(title=f"the same {args.iterations} iterations: synchronous vs async")
+            for column in ("max_staleness", "wall s", "max lag", "speedup"):
+                table.add_column(column, justify="right")
+            for r in timing:
+                table.add_row(
+                    str(r["max_staleness"]),
+                    f"{r['wall_s']:.1f}",
+                    f"{r['max_lag']:.0f}",
+                    f"{r['speedup']:.2f}x",
+                )
+            console.print(table)
+            rows += timing
+    print(f"wrote {write_result('train_step', vars(args), rows)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -7,10 +7,13 @@ logprobs, reference logprobs, the update, the weight sync) and trained tokens/s.
 Part 2 (``async``) runs the same work (same iterations, batch, env) with ``--max-staleness 0``
 and ``1`` side by side and reports the wall time of each and the speedup.
 
-Part 3 (``trl``) times the update step against TRL's ``GRPOTrainer`` on the same model, batch
+Part 3 (``sync``) pushes the tiny model's weights into a real vLLM CPU server (``.venv-vllm``)
+``--pushes`` times through disk and reports the median of each phase.
+
+Part 4 (``trl``, not written yet) times the update step against TRL's ``GRPOTrainer`` on the same model, batch
 and sequence lengths (needs ``envhub[trl]``).
 
-Part 4 (``algos``) trains GiGPO and GRPO on the easy Sokoban target over ``--seeds`` seeds and
+Part 5 (``algos``, not written yet) trains GiGPO and GRPO on the easy Sokoban target over ``--seeds`` seeds and
 reports the iterations each needs to reach 80% success.
 
     python bench/train_step.py                      # every part
@@ -89,11 +92,43 @@ def async_rows(model: Path, tmp: Path, args: argparse.Namespace) -> list[dict[st
     return rows
 
 
+def sync_rows(model: Path, tmp: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Median seconds of a disk push into a real vLLM CPU server (``.venv-vllm``), per phase."""
+    import asyncio
+
+    from transformers import AutoModelForCausalLM
+
+    from envhub.policy.vllm_server import VllmServer
+    from envhub.train.weight_sync import DiskVllmSync
+
+    python = Path(__file__).resolve().parents[1] / ".venv-vllm" / "bin" / "python"
+    weights = AutoModelForCausalLM.from_pretrained(str(model), local_files_only=True)
+
+    async def pushes(base_url: str) -> list[dict[str, float]]:
+        sync = DiskVllmSync(base_url, tmp / "weights")
+        try:
+            return [await sync.push(weights, v) for v in range(1, args.pushes + 1)]
+        finally:
+            await sync.aclose()
+
+    with VllmServer(python, model, env={"VLLM_SERVER_DEV_MODE": "1"}) as server:
+        timings = asyncio.run(pushes(server.base_url))
+    return [
+        {
+            "part": "sync",
+            "metric": key,
+            "median": statistics.median(t[key] for t in timings),
+            "n": len(timings),
+        }
+        for key in ("save_s", "pause_s", "reload_s", "resume_s", "total_s")
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--parts", default="split,async", help="comma-separated: split, async")
+    parser.add_argument("--parts", default="split,async,sync", help="comma-separated: split, async, sync")
     parser.add_argument("--env", default="envhub/SearchQA-v0")
     parser.add_argument("--iterations", type=int, default=6)
     parser.add_argument("--group-size", type=int, default=4)
@@ -101,6 +136,7 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--hidden-size", type=int, default=128)
+    parser.add_argument("--pushes", type=int, default=5, help="weight pushes into vLLM (part sync)")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     console = Console(width=120)
@@ -131,6 +167,15 @@ def main() -> None:
                 )
             console.print(table)
             rows += timing
+        if "sync" in parts:
+            pushes = sync_rows(model, tmp, args)
+            table = Table(title=f"weight push into vLLM (CPU) through disk, median of {args.pushes}")
+            table.add_column("phase")
+            table.add_column("median s", justify="right")
+            for r in pushes:
+                table.add_row(r["metric"], f"{r['median']:.3f}")
+            console.print(table)
+            rows += pushes
     print(f"wrote {write_result('train_step', vars(args), rows)}")
 
 

@@ -123,7 +123,12 @@ def vllm_server(tiny_model_dir: Path) -> Iterator[VllmServer]:
             pytest.fail(f"CI must run the vLLM tests: {message}")
         pytest.skip(message)
     server = VllmServer(
-        python, tiny_model_dir, log_path=tiny_model_dir.parent / "vllm.log", max_model_len=CONTEXT_TOKENS
+        python,
+        tiny_model_dir,
+        log_path=tiny_model_dir.parent / "vllm.log",
+        max_model_len=CONTEXT_TOKENS,
+        # The weight-update routes (/pause, /collective_rpc, /update_weight_version) are dev-mode only.
+        env={"VLLM_SERVER_DEV_MODE": "1"},
     )
     with server:
         print(f"\nvLLM server up in {server.startup_s:.1f} s: {' '.join(server.command)}")

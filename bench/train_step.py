@@ -13,7 +13,8 @@ Part 3 (``sync``) pushes the tiny model's weights into a real vLLM CPU server (`
 Part 4 (``trl``, not written yet) times the update step against TRL's ``GRPOTrainer`` on the same model, batch
 and sequence lengths (needs ``envhub[trl]``).
 
-Part 5 (``algos``, not written yet) trains GiGPO and GRPO on the easy Sokoban target over ``--seeds`` seeds and
+Part 5 (``algos``, not written yet) trains GiGPO and GRPO on the easy Sokoban target over
+``--seeds`` seeds and
 reports the iterations each needs to reach 80% success.
 
     python bench/train_step.py                      # every part

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from envhub.core.errors import EnvhubError
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "train_command"]
 
 app = typer.Typer(
     name="envhub-train",

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from envhub.core.errors import ConfigurationError
 
 __all__ = [
+    "Algo",
     "LoRAConfig",
     "LossConfig",
     "ModelConfig",

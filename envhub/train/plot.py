@@ -7,7 +7,7 @@ from pathlib import Path
 from envhub.core.errors import ConfigurationError
 from envhub.train.tracking import read_metrics
 
-__all__ = ["plot_run"]
+__all__ = ["PANELS", "plot_run"]
 
 #: Panels drawn when the run logged them: (title, metric keys).
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (

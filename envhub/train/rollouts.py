@@ -34,7 +34,14 @@ from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.queue.base import GroupQueue
 from envhub.train.config import RolloutSettings
 
-__all__ = ["EngineRollouts", "RolloutSource", "ServiceRollouts", "build_env_pool"]
+__all__ = [
+    "EngineRollouts",
+    "RolloutSource",
+    "ServiceRollouts",
+    "build_env_pool",
+    "in_process_sampler_factory",
+    "new_run_id",
+]
 
 
 class RolloutSource(Protocol):

@@ -18,7 +18,7 @@ import torch
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Step, StepBatch
 
-__all__ = ["RowBatch", "build_rows"]
+__all__ = ["BuiltRows", "RowBatch", "build_rows"]
 
 
 @dataclass

@@ -58,7 +58,7 @@ from envhub.train.rows import build_rows
 from envhub.train.schedule import TaskSchedule
 from envhub.train.tracking import MetricsLogger
 
-__all__ = ["IterationResult", "TrainResult", "Trainer", "train"]
+__all__ = ["IterationResult", "TrainResult", "Trainer", "rollout_metrics", "train"]
 
 
 @dataclass

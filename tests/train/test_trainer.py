@@ -125,3 +125,26 @@ def test_bad_settings_are_refused_naming_the_key(
         _config(small_model_dir, tmp_path, **bad)
     key = next(iter(bad)).split(".")[-1]
     assert key in str(info.value) or "gama" in str(info.value)
+
+
+def test_validation_runs_every_k_iterations_at_temperature_0_4(small_model_dir: Path, tmp_path: Path) -> None:
+    config = _config(
+        small_model_dir,
+        tmp_path / "val",
+        iterations=2,
+        **{"validation.every": 2, "validation.tasks": 2, "validation.split": "test"},
+    )
+    assert config.validation.temperature == 0.4 and config.validation.group_size == 1
+    result = train(config)
+    assert "val/success" not in result.iterations[0].metrics
+    assert result.iterations[1].metrics["val/episodes"] == 2.0
+
+
+def test_envhub_plot_draws_a_run(small_model_dir: Path, tmp_path: Path) -> None:
+    train(_config(small_model_dir, tmp_path / "p", iterations=1))
+    out = subprocess.run(
+        [sys.executable, "-m", "envhub.cli", "plot", str(tmp_path / "p"), "--out", str(tmp_path / "c.png")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 import envhub
+from envhub.core.errors import DependencyMissingError
 
 
 def _source(name: str) -> tuple[str, bool]:
@@ -106,11 +107,30 @@ def test_the_check_covers_the_public_packages() -> None:
     assert {"envhub", "envhub.core", "envhub.server", "envhub.client", "envhub.envs.tau.env"} <= modules
 
 
+def _literal_all(source: str) -> list[str]:
+    """``__all__`` read from the source, for a module whose extra lives in its own venv."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any("__all__" in _bound_names(t) for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    raise AssertionError("__all__ is not a literal list")
+
+
 @pytest.mark.parametrize("name", _modules())
 def test_all_matches_public_members(name: str) -> None:
     source, is_package = _source(name)
     declared = _declared_public_names(source, is_package)
-    module = importlib.import_module(name)
+    try:
+        module = importlib.import_module(name)
+    except DependencyMissingError:
+        # The verl adapter's extra pins its own torch and lives in .venv-verl (its tests import
+        # the module there); here the same check runs on the source alone.
+        exported = _literal_all(source)
+        assert len(exported) == len(set(exported)), f"{name}.__all__ lists a name twice"
+        missing = sorted(set(exported) - declared)
+        assert not missing, f"{name}.__all__ names {missing}, which it does not define"
+        unexported = sorted(declared - set(exported))
+        assert not unexported, f"{name} defines public names {unexported} that are not in __all__"
+        return
     exported = list(module.__all__)
     assert len(exported) == len(set(exported)), f"{name}.__all__ lists a name twice"
     missing = [member for member in exported if not hasattr(module, member)]

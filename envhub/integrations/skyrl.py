@@ -35,16 +35,13 @@ env's ``anchor``, ``is_action_valid``, ``won``, ``task_id``, ``task_score`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-import gymnasium
-
-from envhub.agent import EpisodeMemory, build_messages, project
 from envhub.core.errors import ConfigurationError, DependencyMissingError
 from envhub.envs.catalog import CATALOG
-from envhub.envs.registry import make
-from envhub.integrations._agent import AgentSetup, agent_setup
+from envhub.integrations._agent import agent_setup
+from envhub.integrations._episode import METADATA_KEYS, TextEpisode, plain_mapping
 
 try:
     import skyrl_gym
@@ -57,29 +54,10 @@ __all__ = ["ENTRY_POINT", "METADATA_KEYS", "EnvhubTextEnv", "register_envhub_env
 #: What :func:`register_envhub_envs` registers as each env's entry point.
 ENTRY_POINT = "envhub.integrations.skyrl:EnvhubTextEnv"
 
-#: The step ``info`` keys copied into each step's ``metadata``.
-METADATA_KEYS = ("anchor", "is_action_valid", "won", "task_id", "task_score", "admissible_actions")
-
 
 def skyrl_id(env_id: str) -> str:
     """The SkyRL id of an envhub env: ``envhub/ALFWorld-v0`` -> ``envhub-ALFWorld-v0``."""
     return "envhub-" + env_id.removeprefix("envhub/")
-
-
-def _plain(value: Any) -> dict[str, Any]:
-    """``env_config``/``extras`` as a plain dict (SkyRL passes OmegaConf configs)."""
-    if value is None:
-        return {}
-    try:
-        from omegaconf import OmegaConf  # skyrl-gym's own dependency
-
-        if OmegaConf.is_config(value):
-            value = OmegaConf.to_container(value, resolve=True)
-    except ImportError:  # pragma: no cover - omegaconf comes with skyrl-gym
-        pass
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(f"Expected a mapping, got {type(value).__name__}: {value!r}.")
-    return dict(value)
 
 
 class EnvhubTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl-gym ships no type information
@@ -98,42 +76,28 @@ class EnvhubTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl-gym ships no ty
 
     def __init__(self, env_config: Any = None, extras: Any = None, *, env_id: str | None = None) -> None:
         super().__init__()
-        config, row = _plain(env_config), _plain(extras)
+        config, row = plain_mapping(env_config), plain_mapping(extras)
         env_id = env_id or config.get("env_id")
         if not env_id:
             raise ConfigurationError(
                 "EnvhubTextEnv needs env_id: register with register_envhub_envs() and use an "
                 "env_class such as 'envhub-ALFWorld-v0', or set env_config.env_id."
             )
-        rule = config.get("projection")
-        self.setup: AgentSetup = agent_setup(env_id, projection=None if rule in (None, "none") else rule)
-        self.project_actions = rule != "none"
-        self.env = self._build_env(config)
-        info_row = _plain(row.get("extra_info"))
+        self.episode = TextEpisode(
+            env_id,
+            base_url=config.get("base_url"),
+            token=config.get("token"),
+            env_kwargs=plain_mapping(config.get("env_kwargs")),
+            projection=config.get("projection"),
+        )
+        self.setup = self.episode.setup
+        self.env = self.episode.env
+        info_row = plain_mapping(row.get("extra_info"))
         self.task_id: str | None = row.get("task_id", info_row.get("task_id"))
         seed = row.get("seed", info_row.get("seed"))
         self.seed: int | None = None if seed is None else int(seed)
-        split = row.get("split", info_row.get("split", config.get("split")))
-        self.reset_options: dict[str, Any] = {} if split is None else {"split": split}
-        self.max_turns = self._step_limit()
-        self.memory = EpisodeMemory()
-        self.observation = ""
-        self.info: dict[str, Any] = {}
-        self.won = False
-
-    def _build_env(self, config: dict[str, Any]) -> gymnasium.Env[Any, Any]:
-        env_kwargs = _plain(config.get("env_kwargs"))
-        if config.get("base_url"):
-            from envhub.client import RemoteEnv  # HTTP only when asked for
-
-            return RemoteEnv(
-                str(config["base_url"]), self.setup.env_id, config.get("token"), env_kwargs=env_kwargs
-            )
-        return make(self.setup.env_id, **env_kwargs)
-
-    def _step_limit(self) -> int:
-        spec = next(s for s in CATALOG if s.id == self.setup.env_id)
-        return spec.max_episode_steps or 1 << 30
+        self.split: str | None = row.get("split", info_row.get("split", config.get("split")))
+        self.max_turns = self.episode.max_turns
 
     # -- SkyRL's interface ------------------------------------------------------------------
 
@@ -147,22 +111,9 @@ class EnvhubTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl-gym ships no ty
         Returns:
             ``(messages, metadata)``; ``metadata`` has the first ``anchor``, ``task_id``, ...
         """
-        options = dict(self.reset_options)
-        if self.task_id is not None:
-            options["task_id"] = self.task_id
-        self.observation, self.info = self.env.reset(seed=self.seed, options=options)
-        self.memory.reset()
-        self.turns, self.won = 0, False
-        if self.setup.template is not None:
-            first = build_messages(
-                self.setup.template,
-                observation=self.observation,
-                memory=self.memory,
-                admissible_actions=self.info.get("admissible_actions"),
-            )
-        else:
-            first = [{"role": "user", "content": self.observation}]
-        return [*list(prompt or []), *first], self._metadata(self.info)
+        first, metadata = self.episode.start(seed=self.seed, task_id=self.task_id, split=self.split)
+        self.turns = 0
+        return [*list(prompt or []), *first], metadata
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         """Project the model's text to an action, step the env, and return the next message.
@@ -174,53 +125,28 @@ class EnvhubTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl-gym ships no ty
             ``postprocessed_action`` (the action the env received).
         """
         self.turns += 1
-        if self.project_actions:
-            projection = project(action, self.setup.projection)
-            env_action, valid, reason = projection.action, projection.is_valid, projection.reason
-        else:
-            env_action, valid, reason = action, True, ""
-        observation, reward, terminated, truncated, info = self.env.step(env_action)
-        self.memory.store(self.observation, env_action)
-        self.observation, self.info = observation, info
-        self.won = bool(info.get("won", False))
-        done = bool(terminated or truncated)
-        metadata = self._metadata(info)
-        # The trainer penalises a step whose text broke the format, even if the env accepted it.
-        metadata["is_action_valid"] = bool(valid and info.get("is_action_valid", True))
-        metadata.update(
-            terminated=bool(terminated),
-            truncated=bool(truncated),
-            action=env_action,
-            projection_reason=reason,
-        )
+        result = self.episode.step(action)
         return BaseTextEnvStepOutput(
-            observations=[] if done else [{"role": "user", "content": self._render(observation, info)}],
-            reward=float(reward),
-            done=done,
-            metadata=metadata,
-            postprocessed_action=env_action,
+            observations=[] if result.message is None else [result.message],
+            reward=result.reward,
+            done=result.done,
+            metadata=result.metadata,
+            postprocessed_action=result.metadata["action"],
         )
 
-    def _render(self, observation: str, info: dict[str, Any]) -> str:
-        """The user message after a step: the observation, then the admissible actions if any."""
-        actions = info.get("admissible_actions")
-        if not actions or self.setup.template is None:
-            return observation
-        listed = self.setup.template.format_actions(actions)
-        return f"{observation}\nThe actions available to you now are:\n [{listed}]."
-
-    @staticmethod
-    def _metadata(info: dict[str, Any]) -> dict[str, Any]:
-        return {key: info.get(key) for key in METADATA_KEYS}
+    @property
+    def won(self) -> bool:
+        """Whether the last step won the episode."""
+        return self.episode.won
 
     def get_metrics(self) -> dict[str, Any]:
         """Per-episode metrics SkyRL averages: ``steps``, ``won`` and ``task_score``."""
-        score = self.info.get("task_score")
+        score = self.episode.info.get("task_score")
         return {"steps": self.turns, "won": float(self.won), "task_score": float(score or 0.0)}
 
     def close(self) -> None:
         """Close the env (for a remote one: delete its session)."""
-        self.env.close()
+        self.episode.close()
 
 
 def register_envhub_envs(env_ids: Iterable[str] | None = None) -> list[str]:

@@ -19,7 +19,10 @@ this module fills both:
 * ``GRPOTrainer(environment_factory=search_environment_factory(...))`` for a tool-style env:
   :class:`SearchToolEnv` shows Search-QA as the tools ``search`` and ``answer`` (TRL turns the
   public methods into tools from their type hints and docstrings), ``reset(**row)`` returns the
-  question and ``get_reward()`` the episode return.
+  question and ``get_reward()`` the episode return. :func:`tau_environment_factory` does the
+  same for tau-bench: :class:`TauRetailToolEnv` and :class:`TauAirlineToolEnv` have one method
+  per domain tool (its name, parameters and description as the env declares them) plus
+  ``respond``, the message to the customer, whose return value is the customer's reply.
 
 ``rollout_func`` is the fit for any env with a text prompt template (ALFWorld, WebShop,
 Sokoban, Search-QA, TimeSeries); ``environment_factory`` only for envs whose actions are tool
@@ -39,10 +42,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from envhub.core.errors import ConfigurationError, DependencyMissingError, EnvhubError
 from envhub.core.records import Group, Trajectory
@@ -57,11 +61,15 @@ __all__ = [
     "EXTRA_KEYS",
     "EnvhubRolloutFunc",
     "SearchToolEnv",
+    "TauAirlineToolEnv",
+    "TauRetailToolEnv",
+    "TauToolEnv",
     "env_reward",
     "episode_dataset",
     "episode_prompt",
     "parse_episode_prompt",
     "search_environment_factory",
+    "tau_environment_factory",
 ]
 
 #: The keys :class:`EnvhubRolloutFunc` adds beside TRL's own (one entry per completion); TRL
@@ -476,5 +484,199 @@ def search_environment_factory(
 
     def factory() -> SearchToolEnv:
         return SearchToolEnv(base_url=base_url, token=token, env_kwargs=env_kwargs, split=split)
+
+    return factory
+
+
+# -- tau-bench as TRL tools --------------------------------------------------------------------------
+
+#: JSON-schema types of tau's tool parameters -> the Python types TRL's schema builder reads.
+_JSON_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "object": dict,
+}
+
+
+class TauToolEnv:
+    """tau-bench as TRL tools: one method per domain tool, plus ``respond``.
+
+    Use :class:`TauRetailToolEnv` or :class:`TauAirlineToolEnv` (the tool methods are made from
+    the domain's tool declarations, so TRL's schemas carry the env's names, parameters and
+    descriptions). TRL calls ``reset(**row)`` and appends the customer's first message to the
+    prompt; each tool call becomes one env step (a ``<tool_call>`` action) and returns its
+    output; ``respond(content)`` sends a message and returns the customer's reply;
+    ``get_reward()`` is the episode return (tau-bench's 0/1 reward once the conversation ends).
+    Put the domain policy (:meth:`system_prompt`) in the rows' system message, as tau-bench's
+    tool-calling agent does.
+
+    Args:
+        base_url: play on this ``envhub serve`` server (None: in process).
+        token: bearer token for that server.
+        env_kwargs: env constructor keyword arguments (``user="llm"``, ``data_dir``, ...).
+        split: the split tasks come from when the row names no task.
+    """
+
+    env_id: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        token: str | None = None,
+        env_kwargs: Mapping[str, Any] | None = None,
+        split: str | None = None,
+    ) -> None:
+        if not self.env_id:
+            raise ConfigurationError(
+                "Use TauRetailToolEnv or TauAirlineToolEnv (or tau_environment_factory)."
+            )
+        if base_url is not None:
+            from envhub.client import RemoteEnv
+
+            self._env: Any = RemoteEnv(base_url, self.env_id, token, env_kwargs=dict(env_kwargs or {}))
+        else:
+            from envhub.envs.registry import make
+
+            self._env = make(self.env_id, **dict(env_kwargs or {}))
+        self._split = split
+        self._return = 0.0
+        self._done = True
+        self.info: dict[str, Any] = {}
+
+    def reset(
+        self, task_id: str | None = None, seed: int | None = None, split: str | None = None, **_: Any
+    ) -> str:
+        """Start the episode of a dataset row and return the customer's first message.
+
+        Args:
+            task_id: the task (None: drawn from the split with ``seed``).
+            seed: the reset seed.
+            split: the split (default: the one given to the constructor).
+        """
+        options: dict[str, Any] = {}
+        if task_id is not None:
+            options["task_id"] = task_id
+        if (split or self._split) is not None:
+            options["split"] = split or self._split
+        observation, self.info = self._env.reset(seed=seed, options=options)
+        self._return, self._done = 0.0, False
+        return str(observation)
+
+    def system_prompt(self) -> str:
+        """The domain policy document (call after :meth:`reset`): the rows' system message."""
+        return str(self.info.get("system_prompt", ""))
+
+    def respond(self, content: str) -> str:
+        """Send a message to the customer and return the customer's reply.
+
+        Args:
+            content: the message, e.g. a question for the details you need or a summary of
+                what you are about to do.
+
+        Returns:
+            The customer's reply, or a note that the conversation has ended.
+        """
+        return self._call("respond", {"content": content})
+
+    def get_reward(self) -> float:
+        """The episode return so far (tau-bench's 0/1 reward once the conversation ends)."""
+        return self._return
+
+    def _call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        if self._done:
+            return "The conversation has ended; no more tool calls are needed."
+        action = "<tool_call>" + json.dumps({"name": name, "arguments": dict(arguments)}) + "</tool_call>"
+        observation, reward, terminated, truncated, self.info = self._env.step(action)
+        self._return += float(reward)
+        self._done = bool(terminated or truncated)
+        return str(observation)
+
+
+def _python_type(param: Any) -> Any:
+    """The annotation TRL's schema builder turns back into the parameter's JSON schema."""
+    if param.type == "array":
+        item = _JSON_TYPES.get(str((param.items or {}).get("type", "")), Any)
+        return list[item]  # type: ignore[valid-type]
+    return _JSON_TYPES.get(param.type, Any)
+
+
+def _tool_method(spec: Any) -> Callable[..., str]:
+    """A method named and documented as the tau tool ``spec``, that plays it as one env step."""
+
+    def method(self: TauToolEnv, **arguments: Any) -> str:
+        return self._call(spec.name, arguments)
+
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    lines = [" ".join(spec.description.split()), "", "Args:"]
+    for param in spec.params:
+        params.append(
+            inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, annotation=_python_type(param))
+        )
+        note = " ".join(param.description.split()) or param.name
+        if param.enum is not None:
+            note += f" (choices: {json.dumps(list(param.enum))})"
+        lines.append(f"    {param.name}: {note}")
+    if not spec.params:
+        lines.pop()  # no Args section
+    lines += ["", "Returns:", "    The tool's output."]
+    method.__name__ = method.__qualname__ = spec.name
+    method.__doc__ = "\n".join(lines)
+    method.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]
+    method.__annotations__ = {p.name: _python_type(p) for p in spec.params} | {"return": str}
+    return method
+
+
+def _tau_tool_class(name: str, env_id: str, tools: Sequence[Any]) -> type[TauToolEnv]:
+    namespace: dict[str, Any] = {
+        "env_id": env_id,
+        "__module__": __name__,
+        "__doc__": f"{env_id} as TRL tools (see TauToolEnv).",
+    }
+    for spec in tools:
+        namespace[spec.name] = _tool_method(spec)
+    return type(name, (TauToolEnv,), namespace)
+
+
+def _domain_tools(env_id: str) -> Sequence[Any]:
+    from envhub.envs.tau.env import TauAirlineEnv, TauRetailEnv
+
+    return (TauRetailEnv if env_id == "envhub/TauRetail-v0" else TauAirlineEnv).domain_tools
+
+
+#: tau-bench retail's tools (``envhub/TauRetail-v0``) as TRL tool methods.
+TauRetailToolEnv = _tau_tool_class(
+    "TauRetailToolEnv", "envhub/TauRetail-v0", _domain_tools("envhub/TauRetail-v0")
+)
+#: tau-bench airline's tools (``envhub/TauAirline-v0``) as TRL tool methods.
+TauAirlineToolEnv = _tau_tool_class(
+    "TauAirlineToolEnv", "envhub/TauAirline-v0", _domain_tools("envhub/TauAirline-v0")
+)
+
+
+def tau_environment_factory(
+    env_id: str = "envhub/TauRetail-v0",
+    *,
+    base_url: str | None = None,
+    token: str | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    split: str | None = None,
+) -> Callable[[], TauToolEnv]:
+    """``GRPOTrainer``'s ``environment_factory`` for tau-bench retail or airline.
+
+    Raises:
+        ConfigurationError: ``env_id`` is not a tau-bench env.
+    """
+    classes = {"envhub/TauRetail-v0": TauRetailToolEnv, "envhub/TauAirline-v0": TauAirlineToolEnv}
+    if env_id not in classes:
+        raise ConfigurationError(
+            f"tau_environment_factory plays {sorted(classes)}, not {env_id!r}.", env_id=env_id
+        )
+    cls = classes[env_id]
+
+    def factory() -> TauToolEnv:
+        return cls(base_url=base_url, token=token, env_kwargs=env_kwargs, split=split)
 
     return factory

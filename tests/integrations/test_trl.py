@@ -3,9 +3,10 @@
 * ``rollout_func``: 2 training steps on the CPU with the small tiny model over Sokoban served by
   ``envhub serve`` on loopback; the rewards TRL logs are the returns of the episodes the envs
   played, and each sequence TRL trained on is the episode's token sequence.
-* ``environment_factory``: 2 steps over Search-QA's ``search``/``answer`` tools; TRL's logged
-  env reward is what the env instances scored. A tool env is also played by hand against the
-  native env (the tiny model never calls a tool by chance).
+* ``environment_factory``: 2 steps over Search-QA's ``search``/``answer`` tools and 2 over
+  tau-bench retail's tools; TRL's logged env reward is what the env instances scored. Each tool
+  env is also played by hand against the native env (the tiny model never calls a tool by
+  chance), and tau's tool schemas, as TRL builds them from the methods, are the env's own.
 """
 
 from __future__ import annotations
@@ -31,11 +32,14 @@ if importlib.util.find_spec("trl") is not None or TYPE_CHECKING:
     from envhub.integrations.trl import (
         EnvhubRolloutFunc,
         SearchToolEnv,
+        TauAirlineToolEnv,
+        TauRetailToolEnv,
         env_reward,
         episode_dataset,
         episode_prompt,
         parse_episode_prompt,
         search_environment_factory,
+        tau_environment_factory,
     )
 
 pytestmark = [pytest.mark.integration, requires_modules("trl", "datasets", extra="trl")]
@@ -218,3 +222,108 @@ def test_environment_factory_trains_on_search_qa(small_model_dir: Path, tmp_path
         assert "tools/call_frequency" in log  # TRL ran its tool loop over the env's methods
     # Every rollout reset a real episode: the question TRL appended came from the server.
     assert len(envs) == 4 and all(e.info.get("task_id", "").startswith("train-") for e in envs)
+
+
+def _tau_call(name: str, **arguments: Any) -> str:
+    import json
+
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+@pytest.mark.parametrize("cls", ["retail", "airline"])
+def test_tau_tool_methods_have_the_envs_tool_schemas(cls: str) -> None:
+    from transformers.utils import get_json_schema
+
+    from envhub.envs.tau.env import TauAirlineEnv, TauRetailEnv
+
+    tool_env, env = (
+        (TauRetailToolEnv, TauRetailEnv) if cls == "retail" else (TauAirlineToolEnv, TauAirlineEnv)
+    )
+    for spec in env.domain_tools:
+        # what TRL builds from the method (it lists public methods and reads them this way)
+        got = get_json_schema(getattr(tool_env, spec.name))["function"]
+        want = spec.schema()["function"]
+        assert got["name"] == want["name"]
+        assert got["description"] == " ".join(want["description"].split())
+        assert sorted(got["parameters"].get("required", [])) == sorted(want["parameters"]["required"])
+        wanted = want["parameters"]["properties"]
+        assert set(got["parameters"].get("properties", {})) == set(wanted)
+        for name, schema in got["parameters"].get("properties", {}).items():
+            assert schema["type"] == wanted[name]["type"]
+            assert schema.get("enum") == wanted[name].get("enum")
+            assert schema.get("items", {}).get("type") == wanted[name].get("items", {}).get("type")
+            assert schema["description"].split() == wanted[name]["description"].split()
+
+
+def test_tau_tool_env_plays_like_the_native_env() -> None:
+    native = envhub.make("envhub/TauRetail-v0")
+    first, _ = native.reset(options={"task_id": "test-0"})
+    steps = [
+        _tau_call("find_user_id_by_name_zip", first_name="Yusuf", last_name="Rossi", zip="19122"),
+        _tau_call("get_user_details", user_id="yusuf_rossi_9620"),
+        _tau_call("respond", content="Which order would you like to change?"),
+        _tau_call("get_order_details", order_id="no-such-order"),
+    ]
+    observations = [native.step(action)[0] for action in steps]
+
+    tools: Any = TauRetailToolEnv()
+    assert tools.reset(task_id="test-0", prompt="ignored") == first
+    assert "Retail agent policy" in tools.system_prompt()
+    assert (
+        tools.find_user_id_by_name_zip(first_name="Yusuf", last_name="Rossi", zip="19122") == observations[0]
+    )
+    assert tools.get_user_details(user_id="yusuf_rossi_9620") == observations[1]
+    assert tools.respond(content="Which order would you like to change?") == observations[2]
+    assert tools.get_order_details(order_id="no-such-order") == observations[3]
+    assert observations[3].startswith("Error")  # the env's own error text, not an exception
+    assert tools.get_reward() == 0.0
+    with pytest.raises(ConfigurationError, match="tau_environment_factory plays"):
+        tau_environment_factory("envhub/SearchQA-v0")
+
+
+def test_environment_factory_trains_on_tau_retail(small_model_dir: Path, tmp_path: Path) -> None:
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import GRPOTrainer
+    from trl.chat_template_utils import add_response_schema
+
+    tokenizer: Any = AutoTokenizer.from_pretrained(str(small_model_dir))
+    template = Path(str(__import__("trl").__file__)).parent / "chat_templates" / "qwen3.jinja"
+    tokenizer.chat_template = template.read_text()
+    tokenizer = add_response_schema(tokenizer)
+    # The policy document would not fit the tiny model's context; real runs put it in the system
+    # message (TauToolEnv.system_prompt()).
+    rows = [
+        {"prompt": [{"role": "user", "content": "Help the customer. "}], "task_id": f"test-{i}"}
+        for i in range(4)
+    ]
+    with serve_in_thread(ServerSettings(env_id="envhub/TauRetail-v0", workers=1)) as server:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trainer = GRPOTrainer(
+                model=str(small_model_dir),
+                args=_config(tmp_path, max_completion_length=8, max_tool_calling_iterations=1),
+                train_dataset=Dataset.from_list(rows),
+                processing_class=tokenizer,
+                environment_factory=tau_environment_factory(base_url=server.base_url),
+            )
+            calls: list[float] = []
+            original = TauRetailToolEnv.get_reward
+
+            def recording(self: Any) -> float:
+                calls.append(original(self))
+                return calls[-1]
+
+            TauRetailToolEnv.get_reward = recording  # type: ignore[method-assign]
+            try:
+                logs = _train(trainer)
+            finally:
+                del TauRetailToolEnv.get_reward  # back to TauToolEnv's
+        envs: list[Any] = [e for pool in trainer._environment_pool.values() for e in pool]
+    assert len(logs) == 2 and len(calls) == 8
+    for values, log in zip([calls[:4], calls[4:]], logs, strict=True):
+        assert log["rewards/TauRetailToolEnv/mean"] == pytest.approx(statistics.fmean(values), abs=1e-6)
+        assert "tools/call_frequency" in log
+    # Every rollout reset a real tau task on the server: the customer's first message came back.
+    assert len(envs) == 4 and all(e.info.get("task_id", "").startswith("test-") for e in envs)
+    assert all(e.info.get("domain") == "retail" for e in envs)

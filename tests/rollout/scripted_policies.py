@@ -41,8 +41,16 @@ def stateless(prompt: Prompt) -> str:
 
 
 def stateless_slow(**kwargs: Any) -> ScriptedBackend:
-    """:func:`stateless` at 0.1 s per call (a job that is still running when it is killed)."""
-    return ScriptedBackend(stateless, latency=lambda p: 0.1, **kwargs)
+    """:func:`stateless`, slow: a job still running when it is killed, killed between env steps.
+
+    The first step takes 0.1 s, every later one 1 s: a kill that follows the first journaled
+    step lands while the policy thinks, not while an env step is in flight (a step the env
+    took but the journal never saw leaves the session ahead of the journal, and the group is
+    then re-run, correctly, instead of resumed).
+    """
+    return ScriptedBackend(
+        stateless, latency=lambda p: 0.1 if int(p.metadata["step_idx"]) == 0 else 1.0, **kwargs
+    )
 
 
 stateless_slow.scripted_factory = True  # type: ignore[attr-defined]

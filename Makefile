@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 DEMO_EXTRAS ?= all,train
 TEST_EXTRAS ?= all,dev,search-dense,train,trl
 
-.PHONY: demo test check bench clean system-deps vllm-venv
+.PHONY: demo test check bench clean system-deps vllm-venv verl-venv docker-engine fleet-images
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,20 @@ system-deps:
 vllm-venv:
 	PYTHON=$(PYTHON) bash scripts/install-vllm.sh
 
+# verl 0.9.1 in its own virtualenv: it pins transformers<5.11, below what the trl extra takes.
+# tests/integrations/test_verl.py runs verl's agent-loop worker there (ENVHUB_VERL_VENV overrides).
+verl-venv:
+	PYTHON=$(PYTHON) bash scripts/install-verl.sh
+
+# The Docker engine and Compose from Debian, dockerd started when it is not running: the fleet
+# test (tests/fleet) runs the real docker-compose.yml. Needs root or sudo.
+docker-engine:
+	bash scripts/install-docker.sh
+
+# The fleet's images, built with no registry when none can be reached (scripts/fleet-build.sh).
+fleet-images: $(VENV)/.test-installed docker-engine
+	bash scripts/fleet-build.sh
+
 # The demo ends with GiGPO learning the easy Sokoban room from a random-init tiny model built
 # here (no download): the learning curve is printed and saved to runs/demo/curves.png.
 demo: $(VENV)/.demo-installed
@@ -44,7 +58,7 @@ demo: $(VENV)/.demo-installed
 	$(BIN)/envhub-train --config trainers/gigpo_sokoban_easy.yaml --model runs/models/tiny64 \
 		--run-dir runs/demo --set output.resume=false
 
-test: $(VENV)/.test-installed system-deps vllm-venv
+test: $(VENV)/.test-installed system-deps vllm-venv verl-venv docker-engine
 	$(BIN)/python -m pytest -q
 
 check: $(VENV)/.test-installed

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(
@@ -256,6 +257,9 @@ def serve_rollouts_command(
 def rollout_command(
     env: Annotated[str, typer.Option(help="Env id (in-process envs unless --env-url is given).")],
     env_url: Annotated[list[str] | None, typer.Option(help="Env server replica URL (repeatable).")] = None,
+    resolve_replicas: Annotated[
+        bool, typer.Option(help="Every address an --env-url host resolves to is a replica (compose --scale).")
+    ] = False,
     split: Annotated[str | None, typer.Option(help="Task split (the env's default if unset).")] = None,
     count: Annotated[int | None, typer.Option(help="Groups: the first COUNT tasks of the split.")] = None,
     task: Annotated[
@@ -363,7 +367,7 @@ def rollout_command(
 
         engine = asyncio.run(
             run_rollout(
-                envs=make_pool(env_id=env, env_urls=env_url or []),
+                envs=make_pool(env_id=env, env_urls=env_url or [], resolve_replicas=resolve_replicas),
                 backend=build_backend(spec, policy_version),
                 config=config,
                 queue=queue,
@@ -489,7 +493,8 @@ def main() -> None:
     try:
         app()
     except EnvhubError as exc:
-        Console(stderr=True).print(f"[red]error[/] ({exc.code}): {exc.message}", soft_wrap=True)
+        # escape(): a message such as "pip install 'envhub[client]'" is text, not Rich markup.
+        Console(stderr=True).print(f"[red]error[/] ({exc.code}): {escape(exc.message)}", soft_wrap=True)
         raise SystemExit(2) from None
 
 

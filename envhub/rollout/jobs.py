@@ -32,6 +32,7 @@ from envhub.rollout.engine import (
 from envhub.rollout.envpool import RemoteEnvPool
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
+from envhub.rollout.replicas import expand_replicas
 
 __all__ = [
     "POLICY_API_KEY_ENV",
@@ -119,6 +120,11 @@ class RolloutRequest(_Strict):
         default=None, description="The env's id; default: what the first server serves."
     )
     env_token: str | None = Field(default=None, description="Bearer token of the env servers.")
+    resolve_replicas: bool = Field(
+        default=False,
+        description="Treat every address an env URL's host name resolves to as a replica (a compose "
+        "service with replicas, a Kubernetes headless Service); each group stays on one.",
+    )
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Env constructor keyword arguments.")
     split: str | None = Field(default=None, description="Split of the tasks (the env's default if null).")
     task_ids: list[str] | None = Field(default=None, description="Explicit tasks, one group each.")
@@ -287,7 +293,10 @@ async def run_job(
         EnvhubError: the env servers or the policy could not be set up.
     """
     env_id = await resolve_env_id(request)
-    envs = RemoteEnvPool(request.env_urls, env_id=env_id, token=request.env_token)
+    env_urls = request.env_urls
+    if request.resolve_replicas:
+        env_urls = await asyncio.to_thread(expand_replicas, env_urls)
+    envs = RemoteEnvPool(env_urls, env_id=env_id, token=request.env_token)
     owned = backend is None
     backend = backend or build_backend(request.policy, request.policy_version)
     try:

@@ -13,14 +13,22 @@ from envhub.policy.base import PolicyBackend
 from envhub.rollout.engine import EngineConfig, EngineEvent, RolloutEngine, SequenceBuilderLike
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.queue.base import GroupQueue
+from envhub.rollout.replicas import expand_replicas
 
 __all__ = ["make_pool", "run_rollout"]
 
 
-def make_pool(*, env_id: str, env_urls: Sequence[str], token: str | None = None) -> EnvPool:
-    """Replicas when URLs are given, else in-process envs of ``env_id``."""
+def make_pool(
+    *, env_id: str, env_urls: Sequence[str], token: str | None = None, resolve_replicas: bool = False
+) -> EnvPool:
+    """Replicas when URLs are given, else in-process envs of ``env_id``.
+
+    ``resolve_replicas`` makes every address of a URL's host name a replica of its own
+    (:func:`~envhub.rollout.replicas.expand_replicas`).
+    """
     if env_urls:
-        return RemoteEnvPool(list(env_urls), env_id=env_id, token=token)
+        urls = expand_replicas(env_urls) if resolve_replicas else list(env_urls)
+        return RemoteEnvPool(urls, env_id=env_id, token=token)
     from envhub.envs.registry import make, resolve
 
     spec = resolve(env_id)

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from envhub.core.errors import EnvhubError
@@ -128,7 +129,8 @@ def train_command(
         with TrainProgress(cfg, console=console, live=progress and console.is_terminal) as display:
             result = train(cfg, on_iteration=display.update)
     except EnvhubError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        # escape(): a message such as "pip install 'envhub[client]'" is text, not Rich markup.
+        Console(stderr=True).print(f"[red]error[/] ({exc.code}): {escape(exc.message)}", soft_wrap=True)
         raise typer.Exit(2) from None
     from envhub.train.plot import plot_run
     from envhub.train.tracking import read_metrics

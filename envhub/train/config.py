@@ -108,6 +108,11 @@ class RolloutSettings(_Strict):
     envs: list[str] = Field(
         default_factory=list, description="Env server URLs (replicas); empty: envs in this process."
     )
+    resolve_replicas: bool = Field(
+        default=False,
+        description="Treat every address an env URL's host name resolves to as a replica (a compose "
+        "service scaled with replicas, a Kubernetes headless Service).",
+    )
     generation: Literal["transformers", "openai"] = Field(
         default="transformers",
         description="transformers: sample in this process; openai: an OpenAI-compatible server "

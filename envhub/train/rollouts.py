@@ -32,6 +32,7 @@ from envhub.rollout.context import ContextConfig
 from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.queue.base import GroupQueue
+from envhub.rollout.replicas import expand_replicas
 from envhub.train.config import RolloutSettings
 
 __all__ = [
@@ -73,7 +74,8 @@ class RolloutSource(Protocol):
 def build_env_pool(env_id: str, settings: RolloutSettings) -> EnvPool:
     """In-process envs, or the env servers of ``settings.envs``."""
     if settings.envs:
-        return RemoteEnvPool(settings.envs, env_id=env_id)
+        urls = expand_replicas(settings.envs) if settings.resolve_replicas else settings.envs
+        return RemoteEnvPool(urls, env_id=env_id)
     import envhub
 
     return InProcessEnvPool(lambda **kw: envhub.make(env_id, **kw), env_id=env_id)
@@ -243,6 +245,7 @@ class ServiceRollouts:
             raise ConfigurationError("A rollout service publishes to its own Redis stream only.")
         body = {
             "env_urls": self.settings.envs,
+            "resolve_replicas": self.settings.resolve_replicas,
             "env_id": self.env_id,
             "env_kwargs": self.settings.env_kwargs,
             "split": self.settings.split,

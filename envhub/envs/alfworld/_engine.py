@@ -79,6 +79,10 @@ def import_alfworld(module: str) -> Any:
         DependencyMissingError: the ``alfworld`` extra (or one of its parts) is not installed.
     """
     before = os.environ.get(_ENV_VAR)
+    if before == "":
+        # Set but empty means unset (compose passes `${ALFWORLD_DATA:-}`); alfworld.info would
+        # otherwise try to create the directory ''.
+        os.environ.pop(_ENV_VAR)
     try:
         return importlib.import_module(module)
     except ImportError as exc:

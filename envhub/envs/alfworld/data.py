@@ -85,7 +85,7 @@ HOW_TO_GET = (
 class AlfworldDataSettings(BaseSettings):
     """Where the user keeps ALFWorld data: ALFWorld's own ``ALFWORLD_DATA`` variable."""
 
-    model_config = SettingsConfigDict(extra="ignore")
+    model_config = SettingsConfigDict(extra="ignore", env_ignore_empty=True)
 
     alfworld_data: Path | None = Field(
         default=None,

@@ -16,7 +16,7 @@ class SearchSettings(BaseSettings):
     Read from ``ENVHUB_SEARCH_*`` environment variables.
     """
 
-    model_config = SettingsConfigDict(env_prefix="ENVHUB_SEARCH_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ENVHUB_SEARCH_", extra="ignore", env_ignore_empty=True)
 
     data_dir: Path | None = Field(
         default=None,

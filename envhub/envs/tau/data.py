@@ -67,7 +67,7 @@ _HOW_TO_GET = "pip install 'envhub[tau]' (installs the tau-trait data package), 
 class TauSettings(BaseSettings):
     """Where the tau-bench data lives. Reads ``TAU_DATA`` from the environment."""
 
-    model_config = SettingsConfigDict(env_prefix="TAU_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="TAU_", extra="ignore", env_ignore_empty=True)
 
     data: Path | None = Field(default=None, description="Directory laid out like tau_trait/envs.")
 

@@ -57,7 +57,7 @@ class WebShopSettings(BaseSettings):
         webshop_data: ``WEBSHOP_DATA``, the directory with WebShop's data files.
     """
 
-    model_config = SettingsConfigDict(env_prefix="", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", env_ignore_empty=True)
 
     webshop_data: Path | None = None
 

@@ -1,0 +1,75 @@
+"""Env server replicas behind one name: a compose service with replicas, a headless Service.
+
+Docker's embedded DNS answers a compose service's name with the address of every replica
+(``docker compose up --scale sokoban=2``), and so does Kubernetes for a headless Service
+(``clusterIP: None``). A rollout that is given ``http://sokoban:8000`` and told to resolve
+replicas treats each address as a replica of its own, so that the env pool places every group
+on one of them and keeps the group's sessions there (sessions live in one server's memory).
+
+Resolution happens once, when a job or a training run starts: replicas added later take groups
+from the next job on. Addresses are sorted, so a resumed job sees the same replica numbering as
+long as the set of replicas did not change.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+from envhub.core.errors import ConfigurationError
+
+__all__ = ["expand_replicas"]
+
+
+def expand_replicas(urls: Sequence[str]) -> list[str]:
+    """One URL per address for each URL whose host name resolves to several addresses.
+
+    A URL with an IP address, one whose name resolves to a single address, or an ``https`` URL
+    (its certificate names the host, not the addresses) is kept as it is. Duplicates are dropped,
+    first occurrence kept.
+
+    Raises:
+        ConfigurationError: a host name does not resolve.
+    """
+    expanded: list[str] = []
+    for url in urls:
+        expanded.extend(_expand_one(url))
+    return list(dict.fromkeys(expanded))
+
+
+def _expand_one(url: str) -> list[str]:
+    parts = urlsplit(url)
+    host = parts.hostname
+    if host is None or parts.scheme != "http" or _is_address(host):
+        return [url]
+    port = parts.port or 80
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ConfigurationError(
+            f"Env server host {host!r} (in {url}) does not resolve: {exc}. Check the service name, "
+            "or turn off replica resolution and list the replicas' URLs.",
+            url=url,
+        ) from exc
+    addresses = sorted({str(info[4][0]) for info in infos}, key=ipaddress.ip_address)
+    if len(addresses) < 2:
+        return [url]
+    userinfo = parts.netloc.rpartition("@")[0]
+    prefix = f"{userinfo}@" if userinfo else ""
+    return [
+        urlunsplit(parts._replace(netloc=f"{prefix}{_host_literal(address)}:{port}")) for address in addresses
+    ]
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _host_literal(address: str) -> str:
+    return f"[{address}]" if ":" in address else address

@@ -1,0 +1,348 @@
+"""`docker compose up` for real: the repository's docker-compose.yml on a real Docker engine.
+
+The module builds the images with scripts/fleet-build.sh (a local base from Debian's packages
+where no registry can be reached, every wheel from this machine), brings the fleet up as its own
+compose project on free loopback ports, and then, in order:
+
+* every service reports healthy;
+* one episode over REST against each env service (through the proxy), with the family's own
+  scripted policy, and one Search-R1 query against the retriever;
+* the sokoban service scaled to 2 replicas: a rollout job through the rollout service resolves
+  both, places every group on one of them (a session exists only on the replica that opened
+  it, so a group whose steps went elsewhere would fail with SESSION_NOT_FOUND), and publishes
+  every group to Redis; REST clients through the proxy keep their sessions on one replica;
+* a 2-iteration CPU training run (profile cpu-train) whose groups go through Redis;
+* ``down -v`` leaves no container, network or volume of the project behind.
+
+Needs the engine and Compose (``make test`` installs and starts them: scripts/install-docker.sh).
+Without them the tests skip, which ``tests/conftest.py`` turns into a failure under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import gymnasium
+import httpx
+import pytest
+import redis
+
+from envhub.client import EnvClient
+from envhub.core.registry import load_entry_point
+from envhub.envs.registry import resolve
+from envhub.rollout.queue.codec import decode_group
+from tests.needs import MISSING
+
+pytestmark = [pytest.mark.integration, pytest.mark.fleet, pytest.mark.timeout(3600)]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Env services and the proxy port each is published on (docker-compose.yml).
+ENV_SERVICES = {
+    "sokoban": ("envhub/Sokoban-v0", "ENVHUB_PROXY_PORT_SOKOBAN"),
+    "search": ("envhub/SearchQA-v0", "ENVHUB_PROXY_PORT_SEARCH"),
+    "tau-retail": ("envhub/TauRetail-v0", "ENVHUB_PROXY_PORT_TAU_RETAIL"),
+    "tau-airline": ("envhub/TauAirline-v0", "ENVHUB_PROXY_PORT_TAU_AIRLINE"),
+    "timeseries": ("envhub/TimeSeries-v0", "ENVHUB_PROXY_PORT_TIMESERIES"),
+    "alfworld": ("envhub/ALFWorld-v0", "ENVHUB_PROXY_PORT_ALFWORLD"),
+    "webshop": ("envhub/WebShop-v0", "ENVHUB_PROXY_PORT_WEBSHOP"),
+}
+PORT_VARIABLES = [
+    *(variable for _, variable in ENV_SERVICES.values()),
+    "ENVHUB_PROXY_PORT_RETRIEVER",
+    "ENVHUB_REDIS_PORT",
+    "ENVHUB_ROLLOUT_PORT",
+]
+PROFILES = ["--profile", "cpu-train", "--profile", "gpu"]
+
+
+def _compose_program() -> list[str]:
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    if shutil.which("docker") and _run(["docker", "compose", "version"], check=False).returncode == 0:
+        return ["docker", "compose"]
+    pytest.skip(f"{MISSING}Docker Compose (make test installs it: scripts/install-docker.sh)")
+
+
+def _run(args: list[str], *, check: bool = True, env: dict[str, str] | None = None, timeout: float = 1800):
+    return subprocess.run(
+        args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=check
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Fleet:
+    """One compose project of the fleet, and how to reach it from the host."""
+
+    project: str
+    env: dict[str, str]
+    program: list[str]
+    ports: dict[str, int] = field(default_factory=dict)
+
+    def compose(
+        self, *args: str, check: bool = True, timeout: float = 1800
+    ) -> subprocess.CompletedProcess[str]:
+        command = [*self.program, "-p", self.project, *args]
+        done = _run(command, check=False, env=self.env, timeout=timeout)
+        if check and done.returncode != 0:
+            raise AssertionError(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
+        return done
+
+    def containers(self, service: str | None = None) -> list[str]:
+        label = f"com.docker.compose.project={self.project}"
+        args = ["docker", "ps", "-aq", "--filter", f"label={label}"]
+        if service:
+            args += ["--filter", f"label=com.docker.compose.service={service}"]
+        return _run(args).stdout.split()
+
+    def inspect(self, container: str) -> dict:
+        return json.loads(_run(["docker", "inspect", container]).stdout)[0]
+
+    def wait_healthy(self, timeout_s: float = 600.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            states = {}
+            for container in self.containers():
+                state = self.inspect(container)["State"]
+                if state["Status"] == "exited":
+                    continue  # one-shot jobs of a profile
+                states[container] = state.get("Health", {}).get("Status", state["Status"])
+            if states and all(s in ("healthy", "running") for s in states.values()):
+                unhealthy = [c for c, s in states.items() if s != "healthy" and self._has_healthcheck(c)]
+                if not unhealthy:
+                    return
+            if time.monotonic() > deadline:
+                logs = self.compose("logs", "--tail", "30", check=False).stdout
+                raise AssertionError(f"not healthy after {timeout_s:.0f} s: {states}\n{logs}")
+            time.sleep(2.0)
+
+    def _has_healthcheck(self, container: str) -> bool:
+        return bool(self.inspect(container)["Config"].get("Healthcheck"))
+
+    def url(self, port_variable: str) -> str:
+        return f"http://127.0.0.1:{self.ports[port_variable]}"
+
+    def exec_python(self, container: str, code: str) -> str:
+        return _run(["docker", "exec", container, "python", "-c", code]).stdout
+
+    def metrics(self, container: str) -> dict[str, float]:
+        """The env server's Prometheus counters, read inside the replica (it has no host port)."""
+        text = self.exec_python(
+            container,
+            "import urllib.request as u; print(u.urlopen('http://127.0.0.1:8000/metrics').read().decode())",
+        )
+        values: dict[str, float] = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, _, value = line.rpartition(" ")
+                values[name] = float(value)
+        return values
+
+
+@pytest.fixture(scope="module")
+def fleet() -> Iterator[Fleet]:
+    program = _compose_program()
+    if _run(["docker", "info"], check=False).returncode != 0:
+        pytest.skip(f"{MISSING}a running Docker engine (make test starts one: scripts/install-docker.sh)")
+    built = _run(["bash", "scripts/fleet-build.sh"], check=False, timeout=3000)
+    assert built.returncode == 0, f"scripts/fleet-build.sh failed:\n{built.stderr[-4000:]}"
+    env = dict(os.environ)
+    for line in built.stdout.splitlines():
+        key, _, value = line.partition("=")
+        env[key] = value
+    ports = {variable: _free_port() for variable in PORT_VARIABLES}
+    env.update({variable: str(port) for variable, port in ports.items()})
+    env.update(PIP_INSTALL_FLAGS="--no-index", ENVHUB_TRAIN_ITERATIONS="2", COMPOSE_INTERACTIVE_NO_CLI="1")
+    fleet = Fleet(project=f"envhubtest{uuid.uuid4().hex[:8]}", env=env, program=program, ports=ports)
+    try:
+        fleet.compose("up", "-d", "--no-build", timeout=600)
+        fleet.wait_healthy()
+        yield fleet
+    finally:
+        fleet.compose(*PROFILES, "down", "-v", "--remove-orphans", "--timeout", "5", check=False, timeout=300)
+
+
+def test_compose_file_is_valid_with_every_profile(fleet: Fleet) -> None:
+    config = fleet.compose(*PROFILES, "config").stdout
+    assert "processed_logprobs" in config and "capabilities" in config  # vLLM, GPU reservation
+
+
+def test_every_service_is_healthy(fleet: Fleet) -> None:
+    services = {"redis", "rollout", "proxy", "retriever", *ENV_SERVICES}
+    for service in services:
+        (container,) = fleet.containers(service)
+        assert fleet.inspect(container)["State"]["Health"]["Status"] == "healthy", service
+        user = fleet.inspect(container)["Config"]["User"]
+        assert user not in ("", "root", "0"), f"{service} runs as root"
+
+
+@pytest.mark.parametrize("service", sorted(ENV_SERVICES))
+def test_one_episode_over_rest_on_each_env_service(fleet: Fleet, service: str) -> None:
+    env_id, port_variable = ENV_SERVICES[service]
+    spec = resolve(env_id)
+    assert spec.demo_policy is not None
+    policy = load_entry_point(spec.demo_policy)(0)
+    env = gymnasium.make("envhub/Remote-v0", base_url=fleet.url(port_variable), env_id=env_id)
+    try:
+        observation, info = env.reset(seed=0)
+        policy.reset(observation, info)
+        total, steps, done = 0.0, 0, False
+        while not done and steps < 100:
+            observation, reward, terminated, truncated, info = env.step(policy.act(observation, info))
+            total, steps, done = total + float(reward), steps + 1, terminated or truncated
+    finally:
+        env.close()
+    assert done, f"{service}: the episode did not end in {steps} steps"
+    assert math.isfinite(total) and isinstance(observation, str)
+
+
+def test_the_retriever_answers_search_r1_queries(fleet: Fleet) -> None:
+    reply = httpx.post(
+        fleet.url("ENVHUB_PROXY_PORT_RETRIEVER") + "/retrieve",
+        json={"queries": ["who founded the company"], "topk": 3, "return_scores": True},
+        timeout=30.0,
+    )
+    assert reply.status_code == 200, reply.text
+    (passages,) = reply.json()["result"]
+    assert len(passages) == 3
+
+
+@pytest.fixture(scope="module")
+def two_sokoban_replicas(fleet: Fleet) -> list[str]:
+    fleet.compose("up", "-d", "--no-build", "--no-recreate", "--scale", "sokoban=2", timeout=300)
+    fleet.wait_healthy()
+    replicas = fleet.containers("sokoban")
+    assert len(replicas) == 2
+    return replicas
+
+
+def _sessions_created(fleet: Fleet, replicas: list[str]) -> list[float]:
+    return [fleet.metrics(c).get("envhub_sessions_created_total", 0.0) for c in replicas]
+
+
+def _not_found_errors(fleet: Fleet, replicas: list[str]) -> float:
+    return sum(
+        value
+        for c in replicas
+        for name, value in fleet.metrics(c).items()
+        if name.startswith("envhub_request_errors_total") and "SESSION_NOT_FOUND" in name
+    )
+
+
+def test_a_rollout_job_places_each_group_on_one_replica_and_publishes_it_to_redis(
+    fleet: Fleet, two_sokoban_replicas: list[str]
+) -> None:
+    before = _sessions_created(fleet, two_sokoban_replicas)
+    groups, group_size = 8, 4
+    service = fleet.url("ENVHUB_ROLLOUT_PORT")
+    created = httpx.post(
+        f"{service}/v1/rollouts",
+        json={
+            "env_urls": ["http://sokoban:8000"],
+            "resolve_replicas": True,
+            "count": groups,
+            "group_size": group_size,
+            "max_steps": 20,
+            "policy": "scripted:envhub.envs.sokoban.policy:SolverPolicy",
+            "max_concurrent_groups": groups,
+        },
+        timeout=30.0,
+    )
+    assert created.status_code in (200, 201, 202), created.text
+    job = created.json()["job_id"]
+    deadline = time.monotonic() + 300
+    while True:
+        progress = httpx.get(f"{service}/v1/rollouts/{job}", timeout=10.0).json()
+        if progress["status"] not in ("starting", "running"):
+            break
+        assert time.monotonic() < deadline, progress
+        time.sleep(1.0)
+    assert progress["status"] == "done", progress
+    assert progress["published"] == groups and progress["dropped"] == 0 and progress["retried"] == 0
+
+    opened = [
+        after - b for after, b in zip(_sessions_created(fleet, two_sokoban_replicas), before, strict=True)
+    ]
+    assert sum(opened) == groups * group_size
+    assert all(n > 0 and n % group_size == 0 for n in opened), f"sessions per replica: {opened}"
+    assert _not_found_errors(fleet, two_sokoban_replicas) == 0
+
+    store = redis.Redis(port=fleet.ports["ENVHUB_REDIS_PORT"])
+    entries = store.xrange("envhub:groups")
+    mine = [decode_group(fields[b"v"]) for _, fields in entries if fields[b"job"].decode() == job]
+    assert len(mine) == groups
+    for group in mine:
+        assert len(group.trajectories) == group_size
+        assert all(t.won for t in group.trajectories)  # the solver solves every room
+
+
+def test_rest_clients_through_the_proxy_keep_their_sessions_on_one_replica(
+    fleet: Fleet, two_sokoban_replicas: list[str]
+) -> None:
+    proxy = fleet.url("ENVHUB_PROXY_PORT_SOKOBAN")
+    # The proxy names the replica in a cookie; EnvClient's httpx client sends it back.
+    assert "ENVHUB_REPLICA" in httpx.get(f"{proxy}/health", timeout=10.0).cookies
+    before = _sessions_created(fleet, two_sokoban_replicas)
+    clients, members = 6, 3
+    for _ in range(clients):
+        with EnvClient(proxy) as client:
+            group = client.create_group(members, seed=0)
+            for _step in range(3):
+                reply = client.batch_step([(member.session_id, "up") for member in group.sessions])
+                assert [slot.ok for slot in reply.results] == [True] * members, reply
+    opened = [
+        after - b for after, b in zip(_sessions_created(fleet, two_sokoban_replicas), before, strict=True)
+    ]
+    assert sum(opened) == clients * members
+    assert all(n > 0 and n % members == 0 for n in opened), f"sessions per replica: {opened}"
+    assert _not_found_errors(fleet, two_sokoban_replicas) == 0
+
+
+def test_a_two_iteration_cpu_training_run_takes_its_groups_through_redis(
+    fleet: Fleet, two_sokoban_replicas: list[str]
+) -> None:
+    fleet.compose("--profile", "cpu-train", "run", "--rm", "-T", "tiny-model", timeout=600)
+    fleet.compose("--profile", "cpu-train", "run", "--rm", "-T", "train-cpu", timeout=1200)
+    metrics = _run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--entrypoint",
+            "cat",
+            "-v",
+            f"{fleet.project}_runs:/runs",
+            "envhub-trainer:latest",
+            "/runs/gigpo_sokoban_easy/metrics.jsonl",
+        ]
+    ).stdout
+    rows = [json.loads(line) for line in metrics.splitlines()]
+    assert [row["iteration"] for row in rows if "actor/loss" in row] == [1, 2]
+    store = redis.Redis(port=fleet.ports["ENVHUB_REDIS_PORT"], decode_responses=True)
+    (trainers,) = [g for g in store.xinfo_groups("envhub:train-cpu") if g["name"] == "trainers"]
+    assert trainers["entries-read"] >= 2 * 8  # two iterations of batch_tasks=8 groups went through
+    assert trainers["pending"] == 0  # and every one was acknowledged (then deleted from the stream)
+
+
+def test_down_leaves_nothing_behind(fleet: Fleet) -> None:
+    fleet.compose(*PROFILES, "down", "-v", "--remove-orphans", "--timeout", "5", timeout=300)
+    label = f"label=com.docker.compose.project={fleet.project}"
+    assert fleet.containers() == []
+    assert _run(["docker", "volume", "ls", "-q", "--filter", label]).stdout.split() == []
+    assert _run(["docker", "network", "ls", "-q", "--filter", label]).stdout.split() == []

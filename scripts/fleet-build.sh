@@ -27,5 +27,8 @@ for image in ${ENVHUB_FLEET_IMAGES:-envhub-envs envhub-rollout envhub-proxy envh
     --build-arg "BASE_IMAGE=$ENVHUB_BASE_IMAGE" --build-arg "PIP_INSTALL_FLAGS=--no-index" . >/dev/null
   echo "fleet-build: $image:$tag in $(( $(date +%s) - start )) s" >&2
 done
+# The classic builder keeps every builder stage as an untagged image (the next build's cache);
+# drop those a day old, so that repeated builds do not pile up gigabytes.
+docker image prune -f --filter label=dev.envhub.stage=builder --filter until=24h >/dev/null
 echo "ENVHUB_BASE_IMAGE=$ENVHUB_BASE_IMAGE"
 echo "ENVHUB_REDIS_IMAGE=$ENVHUB_REDIS_IMAGE"

@@ -53,7 +53,7 @@ def _expand_one(url: str) -> list[str]:
             "or turn off replica resolution and list the replicas' URLs.",
             url=url,
         ) from exc
-    addresses = sorted({str(info[4][0]) for info in infos}, key=ipaddress.ip_address)
+    addresses = _one_family({ipaddress.ip_address(str(info[4][0])) for info in infos})
     if len(addresses) < 2:
         return [url]
     userinfo = parts.netloc.rpartition("@")[0]
@@ -61,6 +61,14 @@ def _expand_one(url: str) -> list[str]:
     return [
         urlunsplit(parts._replace(netloc=f"{prefix}{_host_literal(address)}:{port}")) for address in addresses
     ]
+
+
+def _one_family(addresses: set[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> list[str]:
+    """The IPv4 addresses, sorted (else the IPv6 ones): a dual-stack replica has one of each,
+    and counting it twice would put two replica slots on one server."""
+    v4 = sorted(a for a in addresses if a.version == 4)
+    chosen = v4 or sorted(a for a in addresses if a.version == 6)
+    return [str(a) for a in chosen]
 
 
 def _is_address(host: str) -> bool:

@@ -11,7 +11,9 @@ compose project on free loopback ports, and then, in order:
   both, places every group on one of them (a session exists only on the replica that opened
   it, so a group whose steps went elsewhere would fail with SESSION_NOT_FOUND), and publishes
   every group to Redis; REST clients through the proxy keep their sessions on one replica;
-* a 2-iteration CPU training run (profile cpu-train) whose groups go through Redis;
+* a 2-iteration CPU training run (profile cpu-train) whose groups go through Redis: its own
+  groups, generated in the trainer's process, since no policy server runs on a CPU fleet (the
+  rollout service -> Redis -> trainer loop with vLLM is tests/integration/test_train_service.py);
 * ``down -v`` leaves no container, network or volume of the project behind.
 
 Needs the engine and Compose (``make test`` installs and starts them: scripts/install-docker.sh).
@@ -36,6 +38,7 @@ import gymnasium
 import httpx
 import pytest
 import redis
+import yaml
 
 from envhub.client import EnvClient
 from envhub.core.registry import load_entry_point
@@ -179,8 +182,18 @@ def fleet() -> Iterator[Fleet]:
 
 
 def test_compose_file_is_valid_with_every_profile(fleet: Fleet) -> None:
-    config = fleet.compose(*PROFILES, "config").stdout
-    assert "processed_logprobs" in config and "capabilities" in config  # vLLM, GPU reservation
+    services = yaml.safe_load(fleet.compose(*PROFILES, "config").stdout)["services"]
+    assert set(services) == {
+        "redis", "retriever", "rollout", "proxy", "tiny-model", "train-cpu", "vllm", "trainer", *ENV_SERVICES
+    }  # fmt: skip
+    assert "--appendonly" in services["redis"]["command"]
+    vllm = services["vllm"]
+    assert vllm["command"][vllm["command"].index("--logprobs-mode") + 1] == "processed_logprobs"
+    for gpu in ("vllm", "trainer"):
+        (device,) = services[gpu]["deploy"]["resources"]["reservations"]["devices"]
+        assert device["capabilities"] == ["gpu"]
+        assert services[gpu]["profiles"] == ["gpu"]
+    assert services["train-cpu"]["profiles"] == ["cpu-train"]
 
 
 def test_every_service_is_healthy(fleet: Fleet) -> None:

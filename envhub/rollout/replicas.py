@@ -66,9 +66,9 @@ def _expand_one(url: str) -> list[str]:
 def _one_family(addresses: set[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> list[str]:
     """The IPv4 addresses, sorted (else the IPv6 ones): a dual-stack replica has one of each,
     and counting it twice would put two replica slots on one server."""
-    v4 = sorted(a for a in addresses if a.version == 4)
-    chosen = v4 or sorted(a for a in addresses if a.version == 6)
-    return [str(a) for a in chosen]
+    v4 = sorted(a for a in addresses if isinstance(a, ipaddress.IPv4Address))
+    v6 = sorted(a for a in addresses if isinstance(a, ipaddress.IPv6Address))
+    return [str(a) for a in (v4 or v6)]
 
 
 def _is_address(host: str) -> bool:

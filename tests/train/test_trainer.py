@@ -112,7 +112,7 @@ def test_the_cli_names_a_wrong_key(small_model_dir: Path, tmp_path: Path) -> Non
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert out.returncode == 2
-    assert "loss.kl_coeff: unknown key" in out.stdout
+    assert "loss.kl_coeff: unknown key" in out.stderr  # errors go to stderr, the curve to stdout
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from envhub.envs.catalog import CATALOG
 from envhub.envs.registry import make
 from envhub.integrations._agent import AgentSetup, agent_setup
 
-__all__ = ["METADATA_KEYS", "EpisodeStep", "TextEpisode", "plain_mapping"]
+__all__ = ["METADATA_KEYS", "EpisodeStep", "TextEpisode", "open_env", "plain_mapping"]
 
 #: The step ``info`` keys copied into each step's ``metadata``.
 METADATA_KEYS = ("anchor", "is_action_valid", "won", "task_id", "task_score", "admissible_actions")
@@ -41,6 +41,22 @@ def plain_mapping(value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise ConfigurationError(f"Expected a mapping, got {type(value).__name__}: {value!r}.")
     return dict(value)
+
+
+def open_env(
+    env_id: str,
+    *,
+    base_url: str | None = None,
+    token: str | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+) -> gymnasium.Env[Any, Any]:
+    """The env ``env_id``: on the envhub server at ``base_url``, else in this process."""
+    kwargs = dict(env_kwargs or {})
+    if base_url:
+        from envhub.client import RemoteEnv  # HTTP only when asked for
+
+        return RemoteEnv(str(base_url), env_id, token, env_kwargs=kwargs)
+    return make(env_id, **kwargs)
 
 
 @dataclass
@@ -92,7 +108,7 @@ class TextEpisode:
             env_id, projection=None if projection in (None, "none") else projection
         )
         self.project_actions = projection != "none"
-        self.env = self._build_env(base_url, token, dict(env_kwargs or {}))
+        self.env = open_env(self.setup.env_id, base_url=base_url, token=token, env_kwargs=env_kwargs)
         spec = next(s for s in CATALOG if s.id == self.setup.env_id)
         #: The env's step limit (its catalogue entry's ``max_episode_steps``).
         self.max_turns: int = spec.max_episode_steps or 1 << 30
@@ -102,15 +118,6 @@ class TextEpisode:
         self.turns = 0
         self.won = False
         self.episode_return = 0.0
-
-    def _build_env(
-        self, base_url: str | None, token: str | None, env_kwargs: dict[str, Any]
-    ) -> gymnasium.Env[Any, Any]:
-        if base_url:
-            from envhub.client import RemoteEnv  # HTTP only when asked for
-
-            return RemoteEnv(str(base_url), self.setup.env_id, token, env_kwargs=env_kwargs)
-        return make(self.setup.env_id, **env_kwargs)
 
     def start(
         self, *, seed: int | None = None, task_id: str | None = None, split: str | None = None

@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 from envhub.core.errors import ConfigurationError, DependencyMissingError, EnvhubError
 from envhub.core.records import Group, Trajectory
 from envhub.integrations._agent import agent_setup
+from envhub.integrations._episode import open_env
 
 try:
     import trl  # noqa: F401  # checked here so a missing extra fails at import, naming the extra
@@ -382,7 +383,66 @@ class EnvhubRolloutFunc:
 # -- environment_factory ---------------------------------------------------------------------------
 
 
-class SearchToolEnv:
+class _ToolEnv:
+    """One envhub episode behind TRL's environment_factory protocol (subclasses add the tools).
+
+    TRL calls ``reset(**row)`` before each rollout and appends what it returns to the prompt's
+    last user message; each tool call is one env step; ``get_reward()`` is the episode return.
+    """
+
+    env_id: ClassVar[str] = ""
+    #: What a tool call returns once the episode has ended.
+    ended: ClassVar[str] = "The episode has ended; no more tool calls are needed."
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        token: str | None = None,
+        env_kwargs: Mapping[str, Any] | None = None,
+        split: str | None = None,
+    ) -> None:
+        if not self.env_id:
+            raise ConfigurationError(f"{type(self).__name__} names no env: use one of its subclasses.")
+        self._env: Any = open_env(self.env_id, base_url=base_url, token=token, env_kwargs=env_kwargs)
+        self._split = split
+        self._return = 0.0
+        self._done = True
+        self.info: dict[str, Any] = {}
+
+    def reset(
+        self, task_id: str | None = None, seed: int | None = None, split: str | None = None, **_: Any
+    ) -> str:
+        """Start the episode of a dataset row and return its first observation.
+
+        Args:
+            task_id: the task (None: drawn from the split with ``seed``).
+            seed: the reset seed.
+            split: the split (default: the one given to the constructor).
+        """
+        options: dict[str, Any] = {}
+        if task_id is not None:
+            options["task_id"] = task_id
+        if (split or self._split) is not None:
+            options["split"] = split or self._split
+        observation, self.info = self._env.reset(seed=seed, options=options)
+        self._return, self._done = 0.0, False
+        return str(observation)
+
+    def get_reward(self) -> float:
+        """The episode return so far."""
+        return self._return
+
+    def _step(self, action: str) -> str:
+        if self._done:
+            return self.ended
+        observation, reward, terminated, truncated, self.info = self._env.step(action)
+        self._return += float(reward)
+        self._done = bool(terminated or truncated)
+        return str(observation)
+
+
+class SearchToolEnv(_ToolEnv):
     """Search-QA (``envhub/SearchQA-v0``) as TRL tools: ``search`` and ``answer``.
 
     TRL calls ``reset(**row)`` before each rollout and appends what it returns (the question)
@@ -396,46 +456,7 @@ class SearchToolEnv:
         split: the split questions come from when the row names no task.
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        token: str | None = None,
-        env_kwargs: Mapping[str, Any] | None = None,
-        split: str | None = None,
-    ) -> None:
-        env_id = "envhub/SearchQA-v0"
-        if base_url is not None:
-            from envhub.client import RemoteEnv
-
-            self._env: Any = RemoteEnv(base_url, env_id, token, env_kwargs=dict(env_kwargs or {}))
-        else:
-            from envhub.envs.registry import make
-
-            self._env = make(env_id, **dict(env_kwargs or {}))
-        self._split = split
-        self._return = 0.0
-        self._done = True
-        self.info: dict[str, Any] = {}
-
-    def reset(
-        self, task_id: str | None = None, seed: int | None = None, split: str | None = None, **_: Any
-    ) -> str:
-        """Start the episode of a dataset row and return its question.
-
-        Args:
-            task_id: the question (None: drawn from the split with ``seed``).
-            seed: the reset seed.
-            split: the split (default: the one given to the constructor).
-        """
-        options: dict[str, Any] = {}
-        if task_id is not None:
-            options["task_id"] = task_id
-        if (split or self._split) is not None:
-            options["split"] = split or self._split
-        observation, self.info = self._env.reset(seed=seed, options=options)
-        self._return, self._done = 0.0, False
-        return str(observation)
+    env_id: ClassVar[str] = "envhub/SearchQA-v0"
 
     def search(self, query: str) -> str:
         """Search the encyclopedia and return the top passages.
@@ -446,7 +467,7 @@ class SearchToolEnv:
         Returns:
             The retrieved passages, or a note that the episode has ended.
         """
-        return self._step(f"<search>{query}</search>")
+        return self._step(f"<search>{query}</search>").strip()
 
     def answer(self, answer: str) -> str:
         """Give the final answer; this ends the episode.
@@ -459,18 +480,6 @@ class SearchToolEnv:
         """
         self._step(f"<answer>{answer}</answer>")
         return "Answer recorded."
-
-    def get_reward(self) -> float:
-        """The episode return so far (the env's exact-match reward once answered)."""
-        return self._return
-
-    def _step(self, action: str) -> str:
-        if self._done:
-            return "The episode has ended; no more tool calls are needed."
-        observation, reward, terminated, truncated, self.info = self._env.step(action)
-        self._return += float(reward)
-        self._done = bool(terminated or truncated)
-        return str(observation).strip()
 
 
 def search_environment_factory(
@@ -500,7 +509,7 @@ _JSON_TYPES: dict[str, Any] = {
 }
 
 
-class TauToolEnv:
+class TauToolEnv(_ToolEnv):
     """tau-bench as TRL tools: one method per domain tool, plus ``respond``.
 
     Use :class:`TauRetailToolEnv` or :class:`TauAirlineToolEnv` (the tool methods are made from
@@ -519,51 +528,7 @@ class TauToolEnv:
         split: the split tasks come from when the row names no task.
     """
 
-    env_id: ClassVar[str] = ""
-
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        token: str | None = None,
-        env_kwargs: Mapping[str, Any] | None = None,
-        split: str | None = None,
-    ) -> None:
-        if not self.env_id:
-            raise ConfigurationError(
-                "Use TauRetailToolEnv or TauAirlineToolEnv (or tau_environment_factory)."
-            )
-        if base_url is not None:
-            from envhub.client import RemoteEnv
-
-            self._env: Any = RemoteEnv(base_url, self.env_id, token, env_kwargs=dict(env_kwargs or {}))
-        else:
-            from envhub.envs.registry import make
-
-            self._env = make(self.env_id, **dict(env_kwargs or {}))
-        self._split = split
-        self._return = 0.0
-        self._done = True
-        self.info: dict[str, Any] = {}
-
-    def reset(
-        self, task_id: str | None = None, seed: int | None = None, split: str | None = None, **_: Any
-    ) -> str:
-        """Start the episode of a dataset row and return the customer's first message.
-
-        Args:
-            task_id: the task (None: drawn from the split with ``seed``).
-            seed: the reset seed.
-            split: the split (default: the one given to the constructor).
-        """
-        options: dict[str, Any] = {}
-        if task_id is not None:
-            options["task_id"] = task_id
-        if (split or self._split) is not None:
-            options["split"] = split or self._split
-        observation, self.info = self._env.reset(seed=seed, options=options)
-        self._return, self._done = 0.0, False
-        return str(observation)
+    ended: ClassVar[str] = "The conversation has ended; no more tool calls are needed."
 
     def system_prompt(self) -> str:
         """The domain policy document (call after :meth:`reset`): the rows' system message."""
@@ -581,18 +546,10 @@ class TauToolEnv:
         """
         return self._call("respond", {"content": content})
 
-    def get_reward(self) -> float:
-        """The episode return so far (tau-bench's 0/1 reward once the conversation ends)."""
-        return self._return
-
     def _call(self, name: str, arguments: Mapping[str, Any]) -> str:
-        if self._done:
-            return "The conversation has ended; no more tool calls are needed."
-        action = "<tool_call>" + json.dumps({"name": name, "arguments": dict(arguments)}) + "</tool_call>"
-        observation, reward, terminated, truncated, self.info = self._env.step(action)
-        self._return += float(reward)
-        self._done = bool(terminated or truncated)
-        return str(observation)
+        return self._step(
+            "<tool_call>" + json.dumps({"name": name, "arguments": dict(arguments)}) + "</tool_call>"
+        )
 
 
 def _python_type(param: Any) -> Any:

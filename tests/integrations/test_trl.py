@@ -15,6 +15,7 @@ import importlib.util
 import os
 import statistics
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,47 +177,65 @@ def test_search_tool_env_plays_like_the_native_env() -> None:
     assert tools.get_reward() == 0.0
 
 
-def test_environment_factory_trains_on_search_qa(small_model_dir: Path, tmp_path: Path) -> None:
+def _train_with_tools(
+    model_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    env_id: str,
+    factory: Callable[[str], Callable[[], Any]],
+    tool_class: type,
+    rows: list[dict[str, Any]],
+) -> tuple[list[dict[str, float]], list[float], list[Any]]:
+    """A real 2-step GRPOTrainer run through ``environment_factory`` against a served env.
+
+    Returns TRL's logs, every ``get_reward()`` value TRL read (in order) and the env objects.
+    """
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
     from trl.chat_template_utils import add_response_schema
 
     # The tiny tokenizer's own template has no tool calls; TRL's Qwen3 template does.
-    tokenizer: Any = AutoTokenizer.from_pretrained(str(small_model_dir))
+    tokenizer: Any = AutoTokenizer.from_pretrained(str(model_dir))
     template = Path(str(__import__("trl").__file__)).parent / "chat_templates" / "qwen3.jinja"
     tokenizer.chat_template = template.read_text()
     tokenizer = add_response_schema(tokenizer)
+    calls: list[float] = []
+    original = tool_class.get_reward
+
+    def recording(self: Any) -> float:
+        calls.append(original(self))  # what TRL's env reward source returned, in order
+        return calls[-1]
+
+    monkeypatch.setattr(tool_class, "get_reward", recording)
+    with serve_in_thread(ServerSettings(env_id=env_id, workers=1)) as server, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer = GRPOTrainer(
+            model=str(model_dir),
+            args=_config(tmp_path, max_completion_length=8, max_tool_calling_iterations=1),
+            train_dataset=Dataset.from_list(rows),
+            processing_class=tokenizer,
+            environment_factory=factory(server.base_url),
+        )
+        logs = _train(trainer)
+    envs: list[Any] = [e for pool in trainer._environment_pool.values() for e in pool]
+    return logs, calls, envs
+
+
+def test_environment_factory_trains_on_search_qa(
+    small_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rows = [
         {"prompt": [{"role": "user", "content": "Answer the question. "}], "task_id": f"train-{i:05d}"}
         for i in range(4)
     ]
-    with serve_in_thread(ServerSettings(env_id="envhub/SearchQA-v0", workers=1)) as server:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            trainer = GRPOTrainer(
-                model=str(small_model_dir),
-                args=_config(tmp_path, max_completion_length=8, max_tool_calling_iterations=1),
-                train_dataset=Dataset.from_list(rows),
-                processing_class=tokenizer,
-                environment_factory=search_environment_factory(base_url=server.base_url),
-            )
-            calls: list[float] = []
-            original = SearchToolEnv.get_reward
-
-            def recording(self: SearchToolEnv) -> float:
-                calls.append(original(self))  # what TRL's env reward source returned, in order
-                return calls[-1]
-
-            SearchToolEnv.get_reward = recording  # type: ignore[method-assign]
-            try:
-                logs = _train(trainer)
-            finally:
-                SearchToolEnv.get_reward = original  # type: ignore[method-assign]
-        envs: list[Any] = [e for pool in trainer._environment_pool.values() for e in pool]
-    scored = [calls[:4], calls[4:]]
+    logs, calls, envs = _train_with_tools(
+        small_model_dir, tmp_path, monkeypatch, env_id="envhub/SearchQA-v0",
+        factory=lambda url: search_environment_factory(base_url=url), tool_class=SearchToolEnv, rows=rows,
+    )  # fmt: skip
     assert len(logs) == 2 and len(calls) == 8
-    for values, log in zip(scored, logs, strict=True):
+    for values, log in zip([calls[:4], calls[4:]], logs, strict=True):
         assert log["rewards/SearchToolEnv/mean"] == pytest.approx(statistics.fmean(values), abs=1e-6)
         assert log["reward"] == pytest.approx(statistics.fmean(values), abs=1e-6)
         assert "tools/call_frequency" in log  # TRL ran its tool loop over the env's methods
@@ -281,45 +300,19 @@ def test_tau_tool_env_plays_like_the_native_env() -> None:
         tau_environment_factory("envhub/SearchQA-v0")
 
 
-def test_environment_factory_trains_on_tau_retail(small_model_dir: Path, tmp_path: Path) -> None:
-    from datasets import Dataset
-    from transformers import AutoTokenizer
-    from trl import GRPOTrainer
-    from trl.chat_template_utils import add_response_schema
-
-    tokenizer: Any = AutoTokenizer.from_pretrained(str(small_model_dir))
-    template = Path(str(__import__("trl").__file__)).parent / "chat_templates" / "qwen3.jinja"
-    tokenizer.chat_template = template.read_text()
-    tokenizer = add_response_schema(tokenizer)
+def test_environment_factory_trains_on_tau_retail(
+    small_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The policy document would not fit the tiny model's context; real runs put it in the system
     # message (TauToolEnv.system_prompt()).
     rows = [
         {"prompt": [{"role": "user", "content": "Help the customer. "}], "task_id": f"test-{i}"}
         for i in range(4)
     ]
-    with serve_in_thread(ServerSettings(env_id="envhub/TauRetail-v0", workers=1)) as server:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            trainer = GRPOTrainer(
-                model=str(small_model_dir),
-                args=_config(tmp_path, max_completion_length=8, max_tool_calling_iterations=1),
-                train_dataset=Dataset.from_list(rows),
-                processing_class=tokenizer,
-                environment_factory=tau_environment_factory(base_url=server.base_url),
-            )
-            calls: list[float] = []
-            original = TauRetailToolEnv.get_reward
-
-            def recording(self: Any) -> float:
-                calls.append(original(self))
-                return calls[-1]
-
-            TauRetailToolEnv.get_reward = recording  # type: ignore[method-assign]
-            try:
-                logs = _train(trainer)
-            finally:
-                del TauRetailToolEnv.get_reward  # back to TauToolEnv's
-        envs: list[Any] = [e for pool in trainer._environment_pool.values() for e in pool]
+    logs, calls, envs = _train_with_tools(
+        small_model_dir, tmp_path, monkeypatch, env_id="envhub/TauRetail-v0",
+        factory=lambda url: tau_environment_factory(base_url=url), tool_class=TauRetailToolEnv, rows=rows,
+    )  # fmt: skip
     assert len(logs) == 2 and len(calls) == 8
     for values, log in zip([calls[:4], calls[4:]], logs, strict=True):
         assert log["rewards/TauRetailToolEnv/mean"] == pytest.approx(statistics.fmean(values), abs=1e-6)

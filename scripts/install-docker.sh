@@ -4,6 +4,7 @@
 # repository's docker-compose.yml keeps to). Installs what is missing, then starts dockerd when
 # `docker info` does not answer. Needs root (or sudo). Idempotent.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
@@ -21,7 +22,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 if ! docker info >/dev/null 2>&1; then
-  log="${ENVHUB_DOCKERD_LOG:-/tmp/envhub-dockerd.log}"
+  mkdir -p .cache
+  log="${ENVHUB_DOCKERD_LOG:-$PWD/.cache/dockerd.log}"
   $SUDO sh -c "nohup dockerd --storage-driver=overlay2 >'$log' 2>&1 &"
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && break

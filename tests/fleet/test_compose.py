@@ -118,25 +118,20 @@ class Fleet:
         return json.loads(_run(["docker", "inspect", container]).stdout)[0]
 
     def wait_healthy(self, timeout_s: float = 600.0) -> None:
+        """Until every running container is healthy (one without a healthcheck: running)."""
         deadline = time.monotonic() + timeout_s
         while True:
             states = {}
             for container in self.containers():
                 state = self.inspect(container)["State"]
-                if state["Status"] == "exited":
-                    continue  # one-shot jobs of a profile
-                states[container] = state.get("Health", {}).get("Status", state["Status"])
+                if state["Status"] != "exited":  # exited: a profile's one-shot job
+                    states[container] = state.get("Health", {}).get("Status", state["Status"])
             if states and all(s in ("healthy", "running") for s in states.values()):
-                unhealthy = [c for c, s in states.items() if s != "healthy" and self._has_healthcheck(c)]
-                if not unhealthy:
-                    return
+                return
             if time.monotonic() > deadline:
                 logs = self.compose("logs", "--tail", "30", check=False).stdout
                 raise AssertionError(f"not healthy after {timeout_s:.0f} s: {states}\n{logs}")
             time.sleep(2.0)
-
-    def _has_healthcheck(self, container: str) -> bool:
-        return bool(self.inspect(container)["Config"].get("Healthcheck"))
 
     def url(self, port_variable: str) -> str:
         return f"http://127.0.0.1:{self.ports[port_variable]}"

@@ -19,7 +19,7 @@ verl's ``token-mean``). TRL's side runs its own ``compute_loss`` and ``accelerat
 per micro-batch (``Trainer.training_step`` without ``_prepare_inputs``, which generates in
 ``GRPOTrainer``) and then its optimizer's step, as its training loop does; generation is not
 timed on either side. The two run interleaved, step by step, in one process (needs
-``envhub[trl]``).
+``envhub-rl[trl]``).
 
 Part 5 (``algos``) trains GiGPO and GRPO (and HGPO) with the easy Sokoban recipe
 (``trainers/gigpo_sokoban_easy.yaml``, a random-init tiny model) over ``--seeds`` seeds and

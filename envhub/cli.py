@@ -493,7 +493,7 @@ def main() -> None:
     try:
         app()
     except EnvhubError as exc:
-        # escape(): a message such as "pip install 'envhub[client]'" is text, not Rich markup.
+        # escape(): a message such as "pip install 'envhub-rl[client]'" is text, not Rich markup.
         Console(stderr=True).print(f"[red]error[/] ({exc.code}): {escape(exc.message)}", soft_wrap=True)
         raise SystemExit(2) from None
 

@@ -17,7 +17,7 @@ STAMP="$VENV/.envhub-verl-installed"
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$PINS" ]; then
   exit 0
 fi
-echo "install-verl: installing verl 0.9.1 and envhub[verl] into $VENV (a few minutes)" >&2
+echo "install-verl: installing verl 0.9.1 and envhub-rl[verl] into $VENV (a few minutes)" >&2
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q -U pip wheel setuptools
 # torch from the machine's local CPU wheel first, so that nothing pulls a CUDA build.

@@ -3,7 +3,7 @@
 * A test skipped for a missing dependency does not pass quietly. See :mod:`tests.needs` for the
   helpers tests skip through. A hook reads every skip: under ``CI=true``, a skip whose reason
   says a dependency is missing fails the test (``make test`` installs every extra, Chromium, the
-  vLLM virtualenv and the test data); anywhere, a skip that names an ``envhub[<extra>]`` which
+  vLLM virtualenv and the test data); anywhere, a skip that names an ``envhub-rl[<extra>]`` which
   is installed fails the test. Skips for other reasons stay skips; the README lists them.
 * The tiny model and ONE real vLLM server per session. The vLLM server (a subprocess from the
   virtualenv ``scripts/install-vllm.sh`` makes: ``.venv-vllm`` at the repo root, or
@@ -45,11 +45,11 @@ def loud_skip_verdict(reason: str, *, ci: bool) -> str | None:
     named = extras_named_in(reason)
     unknown = [extra for extra in named if extra not in defined_extras()]
     if unknown:
-        return f"the skip names envhub[{','.join(unknown)}], which pyproject.toml does not define: {reason}"
+        return f"the skip names envhub-rl[{','.join(unknown)}], which pyproject.toml does not define: {reason}"
     installed = [extra for extra in named if extra_installed(extra)]
     if installed:
         names = ",".join(installed)
-        return f"skipped although envhub[{names}] is installed, so the skip hides an error: {reason}"
+        return f"skipped although envhub-rl[{names}] is installed, so the skip hides an error: {reason}"
     if ci and _MISSING_DEPENDENCY.search(reason):
         return f"CI=true: make test installs this dependency, so skipping is a failure: {reason}"
     return None

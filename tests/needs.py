@@ -2,7 +2,7 @@
 
 A test that needs an optional extra, a system program or downloaded data asks for it with
 these helpers instead of calling ``pytest.skip`` itself. Every reason they give starts with
-:data:`MISSING` and, for an extra, names it as ``envhub[<extra>]``. ``tests/conftest.py``
+:data:`MISSING` and, for an extra, names it as ``envhub-rl[<extra>]``. ``tests/conftest.py``
 then turns such a skip into a failure:
 
 * under ``CI=true`` always: ``make test`` installs every extra, Chromium and the test data,
@@ -47,7 +47,7 @@ __all__ = [
 MISSING = "missing dependency: "
 
 _PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
-_EXTRA = re.compile(r"envhub\[([A-Za-z0-9_,-]+)\]")
+_EXTRA = re.compile(r"envhub-rl\[([A-Za-z0-9_,-]+)\]")
 
 
 @cache
@@ -62,14 +62,14 @@ def defined_extras() -> frozenset[str]:
 
 
 def extra_installed(extra: str) -> bool:
-    """Whether every distribution ``envhub[extra]`` asks for is installed (nested extras too).
+    """Whether every distribution ``envhub-rl[extra]`` asks for is installed (nested extras too).
 
     Raises:
         KeyError: pyproject.toml has no such extra (a typo in a test's reason).
     """
     for line in _extras()[extra]:
         requirement = Requirement(line)
-        if requirement.name == "envhub":
+        if requirement.name == "envhub-rl":
             if not all(extra_installed(inner) for inner in requirement.extras):
                 return False
             continue
@@ -81,12 +81,12 @@ def extra_installed(extra: str) -> bool:
 
 
 def extras_named_in(reason: str) -> list[str]:
-    """The extras a skip reason names as ``envhub[a]`` or ``envhub[a,b]``."""
+    """The extras a skip reason names as ``envhub-rl[a]`` or ``envhub-rl[a,b]``."""
     return [name for group in _EXTRA.findall(reason) for name in group.split(",")]
 
 
 def _reason(what: str, extra: str | None, how: str | None = None) -> str:
-    fix = how or (f"pip install 'envhub[{extra}]'" if extra else "see the README")
+    fix = how or (f"pip install 'envhub-rl[{extra}]'" if extra else "see the README")
     return f"{MISSING}{what}; {fix}"
 
 
@@ -102,14 +102,14 @@ def require(condition: bool, what: str, *, extra: str | None = None, how: str | 
         condition: whether the dependency is there.
         what: what is missing, e.g. ``"the spaCy English model"``.
         extra: the envhub extra that provides it, if any.
-        how: how to get it, when it is not ``pip install 'envhub[extra]'``.
+        how: how to get it, when it is not ``pip install 'envhub-rl[extra]'``.
     """
     if not condition:
         missing(what, extra=extra, how=how)
 
 
 def require_module(module: str, *, extra: str) -> ModuleType:
-    """Import ``module``, or skip naming ``envhub[extra]``."""
+    """Import ``module``, or skip naming ``envhub-rl[extra]``."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -117,7 +117,7 @@ def require_module(module: str, *, extra: str) -> ModuleType:
 
 
 def requires_modules(*modules: str, extra: str) -> pytest.MarkDecorator:
-    """A ``skipif`` mark for tests (or a whole module) that need ``modules`` from ``envhub[extra]``."""
+    """A ``skipif`` mark for tests (or a whole module) that need ``modules`` from ``envhub-rl[extra]``."""
     absent = [m for m in modules if importlib.util.find_spec(m) is None]
     return pytest.mark.skipif(bool(absent), reason=_reason(f"{', '.join(absent)} not importable", extra))
 

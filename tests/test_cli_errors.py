@@ -1,6 +1,6 @@
 """Both console scripts report envhub's errors as one line on stderr, exit 2, text kept verbatim.
 
-The lines are printed with Rich, which would read ``[client]`` in "pip install 'envhub[client]'"
+The lines are printed with Rich, which would read ``[client]`` in "pip install 'envhub-rl[client]'"
 (or ``[such]`` in an env id) as markup and drop it; the message must reach the user whole.
 """
 

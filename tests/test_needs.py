@@ -77,7 +77,7 @@ def _outcomes(tmp_path: Path, *, ci: bool) -> dict[str, str]:
 
 @pytest.fixture(autouse=True)
 def _dev_extra_is_installed() -> None:
-    assert extra_installed("dev"), "the suite runs with envhub[dev] installed (make test)"
+    assert extra_installed("dev"), "the suite runs with envhub-rl[dev] installed (make test)"
 
 
 def test_under_ci_every_missing_dependency_fails_and_other_skips_stay(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ class AiohttpTransport:
         timeout_s: total time allowed for one request, reply included.
 
     Raises:
-        DependencyMissingError: aiohttp is not installed (``pip install 'envhub[client]'``).
+        DependencyMissingError: aiohttp is not installed (``pip install 'envhub-rl[client]'``).
     """
 
     def __init__(self, base_url: str, *, max_connections: int = 512, timeout_s: float = 60.0) -> None:

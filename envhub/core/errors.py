@@ -209,7 +209,7 @@ class DependencyMissingError(EnvhubError):
 
     def __init__(self, package: str, *, extra: str) -> None:
         super().__init__(
-            f"This feature needs the {package!r} package. Install it with: pip install 'envhub[{extra}]'",
+            f"This feature needs the {package!r} package. Install it with: pip install 'envhub-rl[{extra}]'",
             package=package,
             extra=extra,
         )

@@ -1,4 +1,4 @@
-"""SkyRL: envhub envs as ``skyrl_gym`` text envs (``pip install 'envhub[skyrl]'``).
+"""SkyRL: envhub envs as ``skyrl_gym`` text envs (``pip install 'envhub-rl[skyrl]'``).
 
 SkyRL's generator builds one env per trajectory with
 ``skyrl_gym.make(env_class, env_config=..., extras=<the dataset row's extras>)``, calls

@@ -1,4 +1,4 @@
-"""TRL: envhub episodes for ``GRPOTrainer`` (``pip install 'envhub[trl]'``, TRL 1.16).
+"""TRL: envhub episodes for ``GRPOTrainer`` (``pip install 'envhub-rl[trl]'``, TRL 1.16).
 
 TRL 1.16 offers two experimental hooks (``shared/reference/round2_rollout_trainer.md`` §4), and
 this module fills both:

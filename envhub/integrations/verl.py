@@ -1,4 +1,4 @@
-"""verl 0.9: envhub episodes as a verl ``AgentLoop`` (``pip install 'envhub[verl]'``, verl 0.9.1).
+"""verl 0.9: envhub episodes as a verl ``AgentLoop`` (``pip install 'envhub-rl[verl]'``, verl 0.9.1).
 
 verl's agent-loop rollout (``actor_rollout_ref.rollout.mode=async``) runs one
 ``AgentLoopBase.run()`` per dataset row and trains on what it returns: one sample per

@@ -129,7 +129,7 @@ def train_command(
         with TrainProgress(cfg, console=console, live=progress and console.is_terminal) as display:
             result = train(cfg, on_iteration=display.update)
     except EnvhubError as exc:
-        # escape(): a message such as "pip install 'envhub[client]'" is text, not Rich markup.
+        # escape(): a message such as "pip install 'envhub-rl[client]'" is text, not Rich markup.
         Console(stderr=True).print(f"[red]error[/] ({exc.code}): {escape(exc.message)}", soft_wrap=True)
         raise typer.Exit(2) from None
     from envhub.train.plot import plot_run

@@ -45,4 +45,4 @@ def test_unknown_env_lists_known_ids() -> None:
 
 
 def test_dependency_missing_names_the_extra() -> None:
-    assert "pip install 'envhub[alfworld]'" in str(DependencyMissingError("alfworld", extra="alfworld"))
+    assert "pip install 'envhub-rl[alfworld]'" in str(DependencyMissingError("alfworld", extra="alfworld"))

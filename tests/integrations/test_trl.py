@@ -27,7 +27,7 @@ from envhub.server import ServerSettings
 from envhub.server.testing import serve_in_thread
 from tests.needs import requires_modules
 
-# Without the extra every test skips naming envhub[trl] (tests/conftest.py fails such a skip
+# Without the extra every test skips naming envhub-rl[trl] (tests/conftest.py fails such a skip
 # when the extra is installed, and under CI=true); with it, the import below must work.
 if importlib.util.find_spec("trl") is not None or TYPE_CHECKING:
     from envhub.integrations.trl import (

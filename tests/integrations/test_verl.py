@@ -45,7 +45,7 @@ def verl_python() -> Path:
 def python() -> Path:
     path = verl_python()
     if not path.is_file():
-        message = f"no verl virtualenv at {path.parent.parent}; run `make verl-venv` (envhub[verl])"
+        message = f"no verl virtualenv at {path.parent.parent}; run `make verl-venv` (envhub-rl[verl])"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"CI must run the verl tests: {message}")
         pytest.skip(message)

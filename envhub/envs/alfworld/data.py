@@ -293,7 +293,7 @@ def _discover_cached(
 def data_status() -> DataStatus:
     """Whether ``envhub/ALFWorld-v0`` can run here and which games it would use."""
     if importlib.util.find_spec("alfworld") is None or importlib.util.find_spec("textworld") is None:
-        return DataStatus(available=False, source="-", how_to_get="pip install 'envhub[alfworld]'")
+        return DataStatus(available=False, source="-", how_to_get="pip install 'envhub-rl[alfworld]'")
     try:
         root = resolve_data_root()
     except DataNotFoundError as exc:

@@ -353,7 +353,7 @@ def data_status() -> DataStatus:
     """Whether ``envhub/SearchQA-v0`` can run here (used by ``envhub list``)."""
     if importlib.util.find_spec("bm25s") is None:
         return DataStatus(
-            available=False, source="-", how_to_get="pip install 'envhub[search]' (needs bm25s)"
+            available=False, source="-", how_to_get="pip install 'envhub-rl[search]' (needs bm25s)"
         )
     root = default_data_dir()
     if not (root / "corpus.jsonl").is_file():

@@ -8,7 +8,7 @@ Other sentence-transformers models work by path, with Search-R1's e5 prefixes
 are cached as ``.npy`` next to the corpus. Exact search (``E @ q``) is fast enough up to
 about 10^5 passages on a CPU; beyond that an ANN index (faiss) would be the next step.
 
-Needs the ``envhub[search-dense]`` extra.
+Needs the ``envhub-rl[search-dense]`` extra.
 """
 
 from __future__ import annotations

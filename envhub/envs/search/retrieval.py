@@ -3,7 +3,7 @@
 Every retriever answers a *batch* of queries with, per query, up to ``k`` :class:`Hit` s,
 best first. Three implementations exist: :class:`~envhub.envs.search.bm25.BM25Retriever`
 (bm25s, the default), :class:`~envhub.envs.search.dense.DenseRetriever` (sentence-transformers,
-extra ``envhub[search-dense]``) and :class:`~envhub.envs.search.remote.RemoteRetriever` (any
+extra ``envhub-rl[search-dense]``) and :class:`~envhub.envs.search.remote.RemoteRetriever` (any
 server that speaks Search-R1's ``POST /retrieve``, including ``envhub serve-retriever``).
 They import this module; the factory that picks one by name,
 :func:`envhub.envs.search.retrievers.make_retriever`, sits above them, so the imports run

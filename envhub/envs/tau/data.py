@@ -61,7 +61,7 @@ DOMAIN_TABLES: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
     {"retail": ("orders", "products", "users"), "airline": ("flights", "reservations", "users")}
 )
 
-_HOW_TO_GET = "pip install 'envhub[tau]' (installs the tau-trait data package), or set TAU_DATA."
+_HOW_TO_GET = "pip install 'envhub-rl[tau]' (installs the tau-trait data package), or set TAU_DATA."
 
 
 class TauSettings(BaseSettings):

@@ -1,4 +1,4 @@
-"""Dense retrieval with the bundled MiniLM model (runs when envhub[search-dense] is installed)."""
+"""Dense retrieval with the bundled MiniLM model (runs when envhub-rl[search-dense] is installed)."""
 
 from __future__ import annotations
 

@@ -241,16 +241,15 @@ def serve_rollouts_command(
         str | None, typer.Option(help="Redis queue + journal [REDIS_URL]; unset: in-process queue.")
     ] = None,
 ) -> None:
-    """Serve rollout jobs over HTTP: POST /v1/rollouts, progress, cancel, /metrics."""
-    import uvicorn
+    """Serve rollout jobs over HTTP: POST /v1/rollouts, progress, cancel, retry, /metrics.
 
-    from envhub.rollout.service import RolloutServiceSettings, create_app
+    SIGTERM stops new jobs, lets running ones finish for ENVHUB_SHUTDOWN_GRACE_S and pauses the
+    rest; the next start resumes them (docs/rollout.md).
+    """
+    from envhub.rollout.service import RolloutServiceSettings, serve
 
     flags: dict[str, Any] = {"host": host, "port": port, "redis_url": redis_url}
-    settings = RolloutServiceSettings(**{k: v for k, v in flags.items() if v is not None})
-    uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level="info", access_log=False
-    )
+    serve(RolloutServiceSettings(**{k: v for k, v in flags.items() if v is not None}))
 
 
 @app.command("rollout")

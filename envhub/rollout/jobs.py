@@ -13,12 +13,12 @@ import asyncio
 import importlib
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from envhub.core.errors import DependencyMissingError, PolicyUnavailableError
+from envhub.core.errors import DependencyMissingError, EnvhubError, PolicyUnavailableError
 from envhub.policy.base import PolicyBackend, SamplingParams
 from envhub.rollout.context import ContextConfig
 from envhub.rollout.engine import (
@@ -36,17 +36,71 @@ from envhub.rollout.replicas import expand_replicas
 
 __all__ = [
     "POLICY_API_KEY_ENV",
+    "CountBeyondSplitError",
+    "EnvNotServedError",
+    "JobRejectedError",
+    "ModelNotServedError",
+    "NotRegisteredError",
     "PolicyEndpoint",
     "RolloutRequest",
     "SamplingRequest",
+    "UrlNotAllowedError",
     "api_key",
     "build_backend",
+    "check_envs",
     "check_policy",
     "persisted_spec",
     "resolve_env_id",
     "run_job",
     "sequence_builders",
 ]
+
+
+class JobRejectedError(EnvhubError):
+    """A rollout request the service will not run (HTTP 422); each subclass has its own code.
+
+    The tree::
+
+        JobRejectedError
+        ├── EnvNotServedError     env_id is not what the env servers serve   (ENV_NOT_SERVED)
+        ├── CountBeyondSplitError count is more than the split holds        (COUNT_BEYOND_SPLIT)
+        ├── ModelNotServedError   the policy server does not list the model  (MODEL_NOT_SERVED)
+        ├── NotRegisteredError    a policy/projection name not registered    (NOT_REGISTERED)
+        └── UrlNotAllowedError    an env/policy URL off the allow-list       (URL_NOT_ALLOWED)
+    """
+
+    code: ClassVar[str] = "JOB_REJECTED"
+    status_code: ClassVar[int] = 422
+
+
+class EnvNotServedError(JobRejectedError):
+    """The request's ``env_id`` is not the env its servers serve."""
+
+    code = "ENV_NOT_SERVED"
+
+
+class CountBeyondSplitError(JobRejectedError):
+    """``count`` asks for more tasks than the split has."""
+
+    code = "COUNT_BEYOND_SPLIT"
+
+
+class ModelNotServedError(JobRejectedError):
+    """The policy server does not list the request's model at ``/v1/models``."""
+
+    code = "MODEL_NOT_SERVED"
+
+
+class NotRegisteredError(JobRejectedError):
+    """A scripted policy or projection the server has not registered (import paths are refused)."""
+
+    code = "NOT_REGISTERED"
+
+
+class UrlNotAllowedError(JobRejectedError):
+    """An env or policy URL whose host is not on the service's allow-list."""
+
+    code = "URL_NOT_ALLOWED"
 
 
 class _Strict(BaseModel):
@@ -94,9 +148,9 @@ class PolicyEndpoint(_Strict):
 class SamplingRequest(_Strict):
     """Sampling parameters (verl-agent's training defaults: T=1, top-p 1)."""
 
-    temperature: float = Field(default=1.0, ge=0)
+    temperature: float = Field(default=1.0, ge=0, le=100)
     top_p: float = Field(default=1.0, gt=0, le=1)
-    top_k: int = Field(default=-1)
+    top_k: int = Field(default=-1, ge=-1, description="-1: off; else the k most likely tokens.")
     max_tokens: int = Field(default=256, ge=1)
     stop: list[str] = Field(default_factory=list)
     seed: int | None = None
@@ -127,13 +181,18 @@ class RolloutRequest(_Strict):
     )
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Env constructor keyword arguments.")
     split: str | None = Field(default=None, description="Split of the tasks (the env's default if null).")
-    task_ids: list[str] | None = Field(default=None, description="Explicit tasks, one group each.")
+    task_ids: list[str] | None = Field(
+        default=None, min_length=1, description="Explicit tasks, one group each (at least one)."
+    )
     count: int | None = Field(default=None, ge=1, description="Else: the first count tasks of the split.")
     group_size: int = Field(default=8, ge=1, le=1024, description="Members per group (GRPO's n).")
     max_steps: int = Field(default=50, ge=1, le=10_000, description="Steps before an episode is truncated.")
     sampling: SamplingRequest = Field(default_factory=SamplingRequest)
     policy: PolicyEndpoint | str = Field(
-        description="An OpenAI-compatible endpoint, or 'scripted:<module>:<callable>' (tests, benchmarks)."
+        description=(
+            "An OpenAI-compatible endpoint, or 'scripted:<name>': a scripted policy registered on the "
+            "server (tests, benchmarks)."
+        )
     )
     policy_version: int = Field(default=0, ge=0, description="Stamped on every step.")
     context: ContextConfig = Field(
@@ -156,7 +215,7 @@ class RolloutRequest(_Strict):
                 "give exactly one of task_ids (explicit tasks) or count (the first count of the split)"
             )
         if isinstance(self.policy, str) and not self.policy.startswith("scripted:"):
-            raise ValueError("policy must be an endpoint object or 'scripted:<module>:<callable>'")
+            raise ValueError("policy must be an endpoint object or 'scripted:<name>'")
         if self.trajectory_mode and (isinstance(self.policy, str) or self.policy.tokenizer is None):
             raise ValueError(
                 "trajectory_mode needs a policy endpoint with a local tokenizer (policy.tokenizer)"
@@ -249,6 +308,39 @@ async def check_policy(policy: PolicyEndpoint | str, *, timeout_s: float = 5.0) 
             endpoint=policy.base_url,
             status=reply.status_code,
         )
+
+
+async def check_envs(request: RolloutRequest) -> str:
+    """Check the request against what its first env server serves; returns the env id.
+
+    Raises:
+        EnvNotServedError: ``env_id`` is not what the server serves.
+        CountBeyondSplitError: ``count`` is more than the split's tasks.
+        ServerUnreachableError: the server does not answer.
+        ConfigurationError: the server refuses the split.
+    """
+    from envhub.client import AsyncEnvClient
+
+    async with AsyncEnvClient(request.env_urls[0], token=request.env_token) as client:
+        served = (await client.ready()).env_id
+        if request.env_id is not None and request.env_id != served:
+            raise EnvNotServedError(
+                f"The env servers at {request.env_urls[0]} serve {served!r}, not {request.env_id!r}; set "
+                f"env_id to {served!r} (or leave it out) or point env_urls at servers of {request.env_id!r}.",
+                env_id=request.env_id,
+                served=served,
+            )
+        if request.count is not None:
+            page = await client.tasks(request.split, limit=1)
+            if request.count > page.total:
+                raise CountBeyondSplitError(
+                    f"count={request.count} but split {page.split!r} of {served} has {page.total} tasks; "
+                    f"ask for at most {page.total}.",
+                    count=request.count,
+                    split=page.split,
+                    total=page.total,
+                )
+    return served
 
 
 async def resolve_env_id(request: RolloutRequest) -> str:

@@ -52,6 +52,14 @@ class EngineJournal:
         """The jobs that did not finish (running or failed), oldest first."""
         return [(r.job_id, r.spec) for r in await self.journal.jobs() if r.status not in _FINISHED]
 
+    async def job_statuses(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every job of the journal as ``(job_id, status, spec)``, oldest first."""
+        return [(r.job_id, r.status, r.spec) for r in await self.journal.jobs()]
+
+    async def delete_job(self, job_id: str) -> None:
+        """Remove the job and every journal key of it (retention pruning)."""
+        await self.journal.delete_job(job_id)
+
     async def finish_job(self, job_id: str, status: str) -> None:
         await self.journal.set_job_status(job_id, status)
 

@@ -308,6 +308,21 @@ async def check_policy(policy: PolicyEndpoint | str, *, timeout_s: float = 5.0) 
             endpoint=policy.base_url,
             status=reply.status_code,
         )
+    try:
+        served = [str(m.get("id")) for m in reply.json().get("data", [])]
+    except (ValueError, AttributeError) as exc:
+        raise PolicyUnavailableError(
+            f"The policy endpoint {policy.base_url} answered GET /models with something that is not an "
+            "OpenAI model list; is it an OpenAI-compatible server? No job was created.",
+            endpoint=policy.base_url,
+        ) from exc
+    if policy.model not in served:
+        raise ModelNotServedError(
+            f"The policy server {policy.base_url} does not serve model {policy.model!r} (it lists "
+            f"{served[:10]}); set policy.model to one of them. No job was created.",
+            model=policy.model,
+            served=served[:50],
+        )
 
 
 async def check_envs(request: RolloutRequest) -> str:

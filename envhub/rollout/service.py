@@ -585,6 +585,13 @@ class JobManager:
             update["context"] = request.context.model_copy(update={"projection": rule})
         return request.model_copy(update=update)
 
+    def _stored(self, request: RolloutRequest) -> RolloutRequest:
+        """A journaled request (trusted: written by a service) with registered names resolved."""
+        policy = request.policy
+        if isinstance(policy, str) and policy.removeprefix("scripted:") in self.registry.scripted:
+            return request.model_copy(update={"policy": self.registry.scripted_path(policy)})
+        return request
+
     async def submit(self, request: RolloutRequest) -> Job:
         """Check the request against the registry, the env servers and the policy, then start it.
 
@@ -720,14 +727,17 @@ class JobManager:
                 job_id=job_id,
                 status=job.status,
             )
+        if self.journal is None:
+            raise JobNotRetryableError(
+                f"Job {job_id!r} cannot be retried: this service has no journal, so it cannot tell which "
+                "groups were published. Run it with a journal (REDIS_URL), or submit a new job.",
+                job_id=job_id,
+            )
         if not await self.leases.acquire(job_id):
             raise JobNotRetryableError(f"Job {job_id!r} is held by another service instance.", job_id=job_id)
-        done: set[int] = set()
-        points: list[ResumePoint] = []
-        if self.journal is not None:
-            await self.journal.finish_job(job_id, "running")
-            done = await self.journal.done_slots(job_id)
-            points = await self.journal.open_groups(job_id)
+        await self.journal.finish_job(job_id, "running")
+        done = await self.journal.done_slots(job_id)
+        points = await self.journal.open_groups(job_id)
         job.engine = None
         self._start(job, done_slots=done, resume=points)
         return job
@@ -739,7 +749,7 @@ class JobManager:
         for job_id, status, spec in await self.journal.job_statuses():
             if job_id in self.jobs:
                 continue
-            request = RolloutRequest.model_validate(spec)
+            request = self._stored(RolloutRequest.model_validate(spec))
             if status in FINISHED:
                 job = Job(job_id=job_id, request=request, env_id=request.env_id, status=status)
                 job.finished_at = time.time()

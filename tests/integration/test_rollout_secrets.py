@@ -131,17 +131,19 @@ def test_the_policy_key_is_never_persisted_and_resume_takes_it_from_the_env(
             assert created.status_code == 201, created.text
             job_id = created.json()["job_id"]
             progress = wait(client, job_id)
-            assert progress["status"] == "failed"  # the endpoint refused: the job stays to resume
+            assert progress["status"] == "failed"  # the endpoint refused: the job can be retried
             assert KEY not in json.dumps(progress) and KEY not in client.get("/v1/rollouts").text
         assert KeyedPolicy.seen and all(h == f"Bearer {KEY}" for h in KeyedPolicy.seen)  # used...
         saved = everything_under(db, stream)
         assert job_id.encode() in saved and b"tiny" in saved  # the job spec is there...
         assert KEY.encode() not in saved and b"api_key" not in saved  # ...without the key
 
-        # A restart resumes the job; the key comes from the environment.
+        # After a restart, a retry runs the job again; the key comes from the environment.
         KeyedPolicy.seen.clear()
         monkeypatch.setenv(POLICY_API_KEY_ENV, KEY)
         with TestClient(create_app(settings)) as client:
+            assert client.get(f"/v1/rollouts/{job_id}").json()["status"] == "failed"
+            assert client.post(f"/v1/rollouts/{job_id}/retry").status_code == 200
             assert wait(client, job_id)["status"] == "failed"
         assert KeyedPolicy.seen and all(h == f"Bearer {KEY}" for h in KeyedPolicy.seen)
         assert KEY.encode() not in everything_under(db, stream)

@@ -17,11 +17,12 @@ from envhub.rollout.queue.journal import MemoryJournal
 from envhub.rollout.service import RolloutServiceSettings, create_app
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
+from tests.integration.rollout_service_proc import SCRIPTED
 from tests.rollout.conftest import CollectingQueue
 
 pytestmark = pytest.mark.integration
 
-HEURISTIC = "scripted:envhub.envs.timeseries.policy:HeuristicPolicy"
+HEURISTIC = "scripted:timeseries-heuristic"  # built in: requests name registered policies only
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,7 @@ def env_server() -> Iterator[RunningServer]:
 @pytest.fixture
 def service() -> Iterator[tuple[TestClient, CollectingQueue]]:
     queue = CollectingQueue()
-    with TestClient(create_app(RolloutServiceSettings(), queue=queue)) as client:
+    with TestClient(create_app(RolloutServiceSettings(scripted_policies=SCRIPTED), queue=queue)) as client:
         yield client, queue
 
 
@@ -76,7 +77,7 @@ def test_a_job_runs_to_completion_and_its_groups_are_in_the_queue(
     metrics = client.get("/metrics").text
     assert 'envhub_rollout_groups_total{outcome="published"} 3.0' in metrics
     assert "envhub_rollout_policy_latency_seconds_bucket" in metrics
-    assert client.get("/health").json() == {"status": "healthy"}
+    assert client.get("/health").json() == {"status": "healthy", "redis": "none", "env_replicas": {}}
     assert client.get("/v1/rollouts").json()["count"] == 1
 
 
@@ -88,7 +89,7 @@ def test_delete_cancels_a_running_job_and_nothing_more_is_published(
         env_server,
         count=12,
         max_concurrent_groups=2,
-        policy="scripted:tests.rollout.scripted_policies:slow_heuristic",
+        policy="scripted:slow_heuristic",
     )
     job_id = client.post("/v1/rollouts", json=body).json()["job_id"]
     time.sleep(0.5)
@@ -111,7 +112,7 @@ def test_bad_input_is_a_typed_4xx(
     missing = client.get("/v1/rollouts/nope")
     assert missing.status_code == 404 and missing.json()["code"] == "JOB_NOT_FOUND"
     bad_policy = client.post("/v1/rollouts", json=job(env_server, policy="scripted:no_such_module:x"))
-    assert bad_policy.status_code == 400 and bad_policy.json()["code"] == "INVALID_CONFIG"
+    assert bad_policy.status_code == 422 and bad_policy.json()["code"] == "NOT_REGISTERED"
     unknown_task = client.post("/v1/rollouts", json=job(env_server, count=None, task_ids=["no-such-task"]))
     assert unknown_task.status_code == 201
     failed = wait(client, unknown_task.json()["job_id"], until={"done", "failed"})
@@ -137,7 +138,7 @@ def test_a_policy_that_dies_mid_job_fails_the_job_and_publishes_only_whole_group
         env_server,
         count=6,
         max_concurrent_groups=1,
-        policy="scripted:tests.rollout.scripted_policies:dies_after_a_while",
+        policy="scripted:dies_after_a_while",
     )
     job_id = client.post("/v1/rollouts", json=body).json()["job_id"]
     progress = wait(client, job_id, until={"done", "failed"})
@@ -161,7 +162,8 @@ def test_on_startup_the_service_resumes_unfinished_jobs_from_the_journal(env_ser
         )
 
     asyncio.run(before_the_crash())
-    with TestClient(create_app(RolloutServiceSettings(), queue=queue, journal=journal)) as client:
+    settings = RolloutServiceSettings(scripted_policies=SCRIPTED)
+    with TestClient(create_app(settings, queue=queue, journal=journal)) as client:
         progress = wait(client, "old", until={"done", "failed"})
     assert progress["status"] == "done" and progress["total"] == 3 and progress["published"] == 3
     assert sorted(g.uid for g in queue.groups) == ["old:0:0", "old:1:0", "old:2:0"]  # slot 1 once

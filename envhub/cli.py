@@ -294,18 +294,30 @@ def rollout_command(
     ] = None,
     stream: Annotated[str, typer.Option(help="The Redis stream of finished groups.")] = "envhub:groups",
 ) -> None:
-    """Run one rollout job here (no service) with a progress bar; groups go to a JSONL file or Redis."""
+    """Run one rollout job here (no service) with a progress bar; groups go to a JSONL file or Redis.
+
+    Bad input (sampling out of range, a policy endpoint that does not answer or does not serve
+    --model, a count beyond the split) is one line on stderr and exit 2, and leaves no output file.
+    """
     import asyncio
     import json
     import uuid
 
+    from pydantic import ValidationError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from envhub.core.errors import ConfigurationError
+    from envhub.core.errors import ConfigurationError, error_from_wire
     from envhub.rollout.context import ContextConfig
-    from envhub.rollout.engine import EngineConfig, EngineEvent
-    from envhub.rollout.export import JsonlGroupWriter
-    from envhub.rollout.jobs import PolicyEndpoint, SamplingRequest, build_backend, sequence_builders
+    from envhub.rollout.engine import EngineConfig, EngineEvent, JobAborted
+    from envhub.rollout.jobs import (
+        CountBeyondSplitError,
+        InvalidJobError,
+        PolicyEndpoint,
+        SamplingRequest,
+        build_backend,
+        check_policy,
+        sequence_builders,
+    )
     from envhub.rollout.oneshot import make_pool, run_rollout
     from envhub.rollout.queue.base import GroupQueue
 
@@ -315,9 +327,13 @@ def rollout_command(
         raise ConfigurationError(f"--on-failure must be retry or drop, got {on_failure!r}.")
     if policy is None and (policy_url is None or model is None):
         raise ConfigurationError("Give --policy scripted:<module>:<callable>, or --policy-url and --model.")
-    spec: PolicyEndpoint | str = policy or PolicyEndpoint(
-        base_url=str(policy_url), model=str(model), tokenizer=tokenizer
-    )
+    try:
+        spec: PolicyEndpoint | str = policy or PolicyEndpoint(
+            base_url=str(policy_url), model=str(model), tokenizer=tokenizer
+        )
+        sampling = SamplingRequest(temperature=temperature, max_tokens=max_tokens).params()
+    except ValidationError as exc:
+        raise InvalidJobError.from_validation(exc, flags=True) from None
     if trajectory_mode and (isinstance(spec, str) or spec.tokenizer is None):
         raise ConfigurationError(
             "--trajectory-mode needs a policy endpoint with a local tokenizer: give --policy-url, "
@@ -326,11 +342,16 @@ def rollout_command(
     kwargs = {}
     for item in env_kwarg or []:
         key, _, value = item.partition("=")
-        kwargs[key] = json.loads(value)
+        try:
+            kwargs[key] = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(
+                f"--env-kwarg {item!r}: the value is not JSON ({exc.msg}); write KEY=JSON, e.g. images=false."
+            ) from None
     config = EngineConfig(
         group_size=group_size,
         max_concurrent_groups=concurrency,
-        sampling=SamplingRequest(temperature=temperature, max_tokens=max_tokens).params(),
+        sampling=sampling,
         context=ContextConfig(max_steps=max_steps, agentocr=agentocr),
         trajectory_mode=trajectory_mode,
         split=split,
@@ -338,46 +359,67 @@ def rollout_command(
         step_timeout_s=step_timeout,
         on_failure=on_failure,  # type: ignore[arg-type]
     )
+    asyncio.run(check_policy(spec))  # a down endpoint or an unserved model: one line, before any file
     queue: GroupQueue
+    out_existed = out.exists()
     if redis_url is not None:
         from envhub.rollout.queue.redis import RedisQueue
 
         queue = RedisQueue(redis_url, stream=stream)
     else:
+        from envhub.rollout.export import JsonlGroupWriter
+
         queue = JsonlGroupWriter(out)
     job_id = uuid.uuid4().hex[:12]
-    with Progress(
-        TextColumn("[bold]rollout {task.fields[job]}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("steps {task.fields[steps]}  dropped {task.fields[dropped]}"),
-        TimeElapsedColumn(),
-    ) as bar:
-        progress = bar.add_task("groups", total=None, job=job_id, steps=0, dropped=0)
-        counts = {"steps": 0, "dropped": 0}
+    try:
+        with Progress(
+            TextColumn("[bold]rollout {task.fields[job]}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("steps {task.fields[steps]}  dropped {task.fields[dropped]}"),
+            TimeElapsedColumn(),
+        ) as bar:
+            progress = bar.add_task("groups", total=None, job=job_id, steps=0, dropped=0)
+            counts = {"steps": 0, "dropped": 0}
 
-        def on_event(event: EngineEvent) -> None:
-            if event.kind == "step":
-                counts["steps"] += 1
-            if event.kind == "group_dropped":
-                counts["dropped"] += 1
-            advance = 1 if event.kind in ("group_published", "group_dropped") else 0
-            bar.update(progress, advance=advance, steps=counts["steps"], dropped=counts["dropped"])
+            def on_event(event: EngineEvent) -> None:
+                if event.kind == "step":
+                    counts["steps"] += 1
+                if event.kind == "group_dropped":
+                    counts["dropped"] += 1
+                advance = 1 if event.kind in ("group_published", "group_dropped") else 0
+                bar.update(progress, advance=advance, steps=counts["steps"], dropped=counts["dropped"])
 
-        engine = asyncio.run(
-            run_rollout(
-                envs=make_pool(env_id=env, env_urls=env_url or [], resolve_replicas=resolve_replicas),
-                backend=build_backend(spec, policy_version),
-                config=config,
-                queue=queue,
-                task_ids=task,
-                count=count,
-                job_id=job_id,
-                on_tasks=lambda n: bar.update(progress, total=n),
-                on_event=on_event,
-                sequence_builder=sequence_builders(spec) if trajectory_mode else None,
+            def on_tasks(n: int) -> None:
+                if count is not None and n < count:
+                    raise CountBeyondSplitError(
+                        f"--count {count} but split {split or '(default)'} of {env} has {n} tasks; "
+                        f"ask for at most {n}.",
+                        count=count,
+                        total=n,
+                    )
+                bar.update(progress, total=n)
+
+            engine = asyncio.run(
+                run_rollout(
+                    envs=make_pool(env_id=env, env_urls=env_url or [], resolve_replicas=resolve_replicas),
+                    backend=build_backend(spec, policy_version),
+                    config=config,
+                    queue=queue,
+                    task_ids=task,
+                    count=count,
+                    job_id=job_id,
+                    on_tasks=on_tasks,
+                    on_event=on_event,
+                    sequence_builder=sequence_builders(spec) if trajectory_mode else None,
+                )
             )
-        )
+    except JobAborted as exc:
+        _drop_empty(out, out_existed)
+        raise error_from_wire(exc.failure.code, exc.failure.message) from None
+    except BaseException:
+        _drop_empty(out, out_existed)
+        raise
     report = engine.report
     Console().print(
         f"job {job_id}: {report.published} groups written to {out if redis_url is None else stream}, "
@@ -385,6 +427,12 @@ def rollout_command(
         f"{report.drops_by_cause or ''}, {report.retried} re-run, {report.steps} steps "
         f"in {report.elapsed_s:.1f} s"
     )
+
+
+def _drop_empty(path: Path, existed: bool) -> None:
+    """Remove an output file this run created and left empty (a failed run leaves no stub)."""
+    if not existed and path.exists() and path.stat().st_size == 0:
+        path.unlink()
 
 
 rollouts_app = typer.Typer(help="Finished rollout groups.", no_args_is_help=True)

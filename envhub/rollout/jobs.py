@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from envhub.core.errors import DependencyMissingError, EnvhubError, PolicyUnavailableError
 from envhub.policy.base import PolicyBackend, SamplingParams
@@ -38,6 +38,7 @@ __all__ = [
     "POLICY_API_KEY_ENV",
     "CountBeyondSplitError",
     "EnvNotServedError",
+    "InvalidJobError",
     "JobRejectedError",
     "ModelNotServedError",
     "NotRegisteredError",
@@ -62,6 +63,7 @@ class JobRejectedError(EnvhubError):
     The tree::
 
         JobRejectedError
+        ├── InvalidJobError       a field out of range                       (VALIDATION_ERROR)
         ├── EnvNotServedError     env_id is not what the env servers serve   (ENV_NOT_SERVED)
         ├── CountBeyondSplitError count is more than the split holds        (COUNT_BEYOND_SPLIT)
         ├── ModelNotServedError   the policy server does not list the model  (MODEL_NOT_SERVED)
@@ -71,6 +73,24 @@ class JobRejectedError(EnvhubError):
 
     code: ClassVar[str] = "JOB_REJECTED"
     status_code: ClassVar[int] = 422
+
+
+class InvalidJobError(JobRejectedError):
+    """A field of the job is out of range (the CLI's form of a 422 ``VALIDATION_ERROR``)."""
+
+    code = "VALIDATION_ERROR"
+
+    @classmethod
+    def from_validation(cls, exc: ValidationError, *, flags: bool = False) -> InvalidJobError:
+        """One line from pydantic's errors: the first field (as a ``--flag`` when ``flags``) and why."""
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+        if flags:
+            where = "--" + where.split(".")[-1].replace("_", "-")
+        return cls(
+            f"{where}: {first.get('msg', 'invalid value')} (got {first.get('input')!r}).",
+            errors=[{"loc": list(e.get("loc", ())), "msg": e.get("msg")} for e in exc.errors()],
+        )
 
 
 class EnvNotServedError(JobRejectedError):

@@ -1,0 +1,55 @@
+"""``envhub rollout`` with bad input: one line on stderr, exit 2, no traceback, no output file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.rollout_service_proc import ROOT
+
+pytestmark = pytest.mark.integration
+
+BASE = [
+    "--env",
+    "envhub/TimeSeries-v0",
+    "--split",
+    "test",
+    "--group-size",
+    "2",
+    "--env-kwarg",
+    "images=false",
+]
+HEURISTIC = ["--policy", "scripted:envhub.envs.timeseries.policy:HeuristicPolicy"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ([*HEURISTIC, "--count", "2", "--temperature", "-1"], "VALIDATION_ERROR"),
+        ([*HEURISTIC, "--count", "2", "--max-tokens", "0"], "VALIDATION_ERROR"),
+        (["--policy-url", "http://127.0.0.1:9/v1", "--model", "tiny", "--count", "2"], "POLICY_UNAVAILABLE"),
+        ([*HEURISTIC, "--count", "1000000"], "COUNT_BEYOND_SPLIT"),
+        ([*HEURISTIC, "--count", "2", "--on-failure", "explode"], "INVALID_CONFIG"),
+        ([*HEURISTIC, "--count", "2", "--env-kwarg", "images=[not json"], "INVALID_CONFIG"),
+    ],
+    ids=["temperature", "max-tokens", "policy-down", "count", "on-failure", "env-kwarg"],
+)
+def test_bad_input_is_one_line_exit_2_and_no_output_file(args: list[str], code: str, tmp_path: Path) -> None:
+    out = tmp_path / "groups.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "envhub.cli", "rollout", *BASE, *args, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"error ({code})" in lines[0], done.stderr
+    assert not out.exists()

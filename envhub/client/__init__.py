@@ -7,6 +7,8 @@
 * :class:`EnvClient` and :class:`AsyncEnvClient`: the whole REST API (sessions, tasks,
   groups, batch step/reset, health) with the same methods, sync over httpx and async over
   aiohttp (see :mod:`envhub.client._transport` for why aiohttp);
+* :class:`RolloutClient` and :class:`AsyncRolloutClient`: the rollout service (submit, get,
+  list, cancel, retry, wait);
 * :class:`RetryPolicy`: backoff on ``503 CAPACITY_REACHED`` (honouring ``Retry-After``) and on
   connection errors, safe because steps and resets carry a ``request_id``.
 
@@ -18,12 +20,14 @@ from envhub.client._protocol import ApiCall, Protocol, StepItem, new_request_id,
 from envhub.client._remote_env import RemoteEnv
 from envhub.client._remote_vector_env import RemoteVectorEnv
 from envhub.client._retry import RetryPolicy
+from envhub.client._rollout import AsyncRolloutClient, RolloutClient, RolloutJobTimeout
 from envhub.client._transport import AiohttpTransport, AsyncTransport, HttpxAsyncTransport
 
 __all__ = [
     "AiohttpTransport",
     "ApiCall",
     "AsyncEnvClient",
+    "AsyncRolloutClient",
     "AsyncTransport",
     "EnvClient",
     "HttpxAsyncTransport",
@@ -31,6 +35,8 @@ __all__ = [
     "RemoteEnv",
     "RemoteVectorEnv",
     "RetryPolicy",
+    "RolloutClient",
+    "RolloutJobTimeout",
     "StepItem",
     "new_request_id",
     "slot_error",

@@ -68,6 +68,10 @@ __all__ = [
     "Readiness",
     "ResetRequest",
     "ResetResponse",
+    "RolloutJobCreated",
+    "RolloutJobList",
+    "RolloutJobProgress",
+    "RolloutJobStatus",
     "SessionClosed",
     "SessionCreate",
     "SessionCreated",
@@ -579,3 +583,47 @@ GroupCreate.model_rebuild()
 StepResponse.model_rebuild()
 BatchStepSlot.model_rebuild()
 BatchStepResponse.model_rebuild()
+
+
+# -- the rollout service (envhub serve-rollouts) ---------------------------------------------------
+
+RolloutJobStatus = Literal["starting", "running", "interrupted", "done", "failed", "cancelled"]
+
+
+class RolloutJobCreated(_Response):
+    """``POST /v1/rollouts``: the new job."""
+
+    job_id: str = Field(description="Use it in GET/DELETE /v1/rollouts/{job_id}; groups carry it as job_id.")
+    status: Literal["running"] = "running"
+
+
+class RolloutJobProgress(_Response):
+    """``GET /v1/rollouts/{job_id}``: where a rollout job stands."""
+
+    job_id: str
+    status: RolloutJobStatus = Field(
+        description="interrupted: paused by a shutdown or a lost lease; the next start resumes it."
+    )
+    env_id: str | None = None
+    total: int = Field(default=0, description="Groups in the job.")
+    published: int = Field(default=0, description="Groups published whole.")
+    dropped: int = Field(default=0, description="Groups dropped whole.")
+    retried: int = Field(default=0, description="Group re-runs.")
+    steps: int = 0
+    tokens: int = 0
+    steps_redone: int = Field(default=0, description="Steps played again after a crash.")
+    steps_resumed: int = Field(default=0, description="Journaled steps kept on resume.")
+    elapsed_s: float = 0.0
+    groups_per_s: float = 0.0
+    steps_per_s: float = 0.0
+    tokens_per_s: float = 0.0
+    drops_by_cause: dict[str, int] = Field(default_factory=dict)
+    retries_by_cause: dict[str, int] = Field(default_factory=dict)
+    error: dict[str, Any] | None = Field(default=None, description="{code, message} when the job failed.")
+
+
+class RolloutJobList(_Response):
+    """``GET /v1/rollouts``."""
+
+    data: list[RolloutJobProgress]
+    count: int

@@ -83,12 +83,15 @@ class InvalidJobError(JobRejectedError):
     @classmethod
     def from_validation(cls, exc: ValidationError, *, flags: bool = False) -> InvalidJobError:
         """One line from pydantic's errors: the first field (as a ``--flag`` when ``flags``) and why."""
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+        errors = exc.errors()
+        loc, msg, given = (
+            (errors[0]["loc"], errors[0]["msg"], errors[0].get("input")) if errors else ((), "", None)
+        )
+        where = ".".join(str(p) for p in loc) or "request"
         if flags:
             where = "--" + where.split(".")[-1].replace("_", "-")
         return cls(
-            f"{where}: {first.get('msg', 'invalid value')} (got {first.get('input')!r}).",
+            f"{where}: {msg or 'invalid value'} (got {given!r}).",
             errors=[{"loc": list(e.get("loc", ())), "msg": e.get("msg")} for e in exc.errors()],
         )
 

@@ -30,17 +30,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Protocol
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 import envhub
 from envhub.core.errors import EnvhubError, JobNotFoundError, QueueError, UnauthorizedError
 from envhub.core.records import Group
+from envhub.core.wire import RolloutJobCreated, RolloutJobList, RolloutJobProgress, RolloutJobStatus
 from envhub.rollout.engine import JobAborted, JournalLike, ResumePoint, RolloutEngine, RolloutReport
 from envhub.rollout.failures import classify
 from envhub.rollout.jobs import (
@@ -302,53 +303,11 @@ class JobNotRetryableError(EnvhubError):
     status_code = 409
 
 
-class JobCreated(BaseModel):
-    """``POST /v1/rollouts``: the new job."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    job_id: str = Field(description="Use it in GET/DELETE /v1/rollouts/{job_id}; groups carry it as job_id.")
-    status: Literal["running"] = "running"
-
-
-JobStatus = Literal["starting", "running", "interrupted", "done", "failed", "cancelled"]
+JobCreated = RolloutJobCreated
+JobProgress = RolloutJobProgress
+JobList = RolloutJobList
+JobStatus = RolloutJobStatus
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
-
-
-class JobProgress(BaseModel):
-    """Where a job stands."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    job_id: str
-    status: JobStatus = Field(
-        description="interrupted: paused by a shutdown or a lost lease; the next start resumes it."
-    )
-    env_id: str | None = None
-    total: int = Field(default=0, description="Groups in the job.")
-    published: int = Field(default=0, description="Groups published whole.")
-    dropped: int = Field(default=0, description="Groups dropped whole.")
-    retried: int = Field(default=0, description="Group re-runs.")
-    steps: int = 0
-    tokens: int = 0
-    steps_redone: int = Field(default=0, description="Steps played again after a crash.")
-    steps_resumed: int = Field(default=0, description="Journaled steps kept on resume.")
-    elapsed_s: float = 0.0
-    groups_per_s: float = 0.0
-    steps_per_s: float = 0.0
-    tokens_per_s: float = 0.0
-    drops_by_cause: dict[str, int] = Field(default_factory=dict)
-    retries_by_cause: dict[str, int] = Field(default_factory=dict)
-    error: dict[str, Any] | None = Field(default=None, description="{code, message} when the job failed.")
-
-
-class JobList(BaseModel):
-    """``GET /v1/rollouts``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    data: list[JobProgress]
-    count: int
 
 
 @dataclass

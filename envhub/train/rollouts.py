@@ -24,8 +24,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import httpx
-
 from envhub.core.errors import ConfigurationError, EnvhubError
 from envhub.policy.base import PolicyBackend, SamplingParams
 from envhub.rollout.context import ContextConfig
@@ -220,7 +218,10 @@ class ServiceRollouts:
         weight_sync: Any | None = None,
         model_name: str = "policy",
         poll_s: float = 0.5,
+        service_token: str | None = None,
     ) -> None:
+        from envhub.client import AsyncRolloutClient
+
         if not settings.envs:
             raise ConfigurationError(
                 "A rollout service plays on env servers: set rollout.envs to their URLs."
@@ -230,7 +231,7 @@ class ServiceRollouts:
         self.policy_url, self.tokenizer, self.model_name = policy_url, tokenizer, model_name
         self._sync = weight_sync
         self._poll_s = poll_s
-        self._http = httpx.AsyncClient(timeout=30.0)
+        self._client = AsyncRolloutClient(self.service_url, token=service_token, timeout_s=30.0)
 
     async def play(
         self,
@@ -268,21 +269,15 @@ class ServiceRollouts:
             "max_concurrent_groups": self.settings.max_concurrent_groups,
             "seed": tasks[0].seed if tasks else 0,
         }
-        reply = await self._http.post(f"{self.service_url}/v1/rollouts", json=body)
-        if reply.status_code != 201:
+        created = await self._client.submit(body)  # typed 4xx errors (422 codes) raise here
+        final = await self._client.wait(created.job_id, poll_s=self._poll_s)
+        if final.status != "done":
             raise EnvhubError(
-                f"The rollout service refused the job (HTTP {reply.status_code}): {reply.text[:500]}",
-                status=reply.status_code,
+                f"Rollout job {created.job_id} ended {final.status}: {final.error}",
+                job_id=created.job_id,
+                status=final.status,
             )
-        job_id = reply.json()["job_id"]
-        while True:
-            state = (await self._http.get(f"{self.service_url}/v1/rollouts/{job_id}")).json()
-            if state["status"] in ("done", "failed", "cancelled"):
-                break
-            await asyncio.sleep(self._poll_s)
-        if state["status"] != "done":
-            raise EnvhubError(f"Rollout job {job_id} ended {state['status']}: {state}", job_id=job_id)
-        return int(state["published"])
+        return final.published
 
     async def push_weights(self, model: Any, version: int) -> dict[str, float]:
         start = time.perf_counter()
@@ -292,7 +287,7 @@ class ServiceRollouts:
         return timings
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._client.close()
 
 
 def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: int) -> Any:

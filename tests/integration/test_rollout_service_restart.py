@@ -127,3 +127,27 @@ def _journal_status(stream: str, job_id: str) -> list[bytes]:
         return [client.hget(f"{stream}:journal:job:{job_id}", "status") or b""]
     finally:
         client.close()
+
+
+def test_two_instances_on_one_redis_never_step_the_same_job_and_one_adopts_a_dead_ones_jobs(
+    env_server: RunningServer, stream: str, tmp_path: Path
+) -> None:
+    lease = {"ENVHUB_LEASE_TTL_S": "2"}
+    first = Service(free_port(), redis_url=REDIS, stream=stream, log=tmp_path / "a.log", env=lease)
+    second: Service | None = None
+    try:
+        job_id = first.post("/v1/rollouts", body(env_server, 6)).json()["job_id"]
+        second = Service(free_port(), redis_url=REDIS, stream=stream, log=tmp_path / "b.log", env=lease)
+        time.sleep(3.0)  # past a lease TTL: the first instance keeps renewing its lease
+        assert first.progress(job_id)["status"] == "running"
+        assert second.get(f"/v1/rollouts/{job_id}").status_code == 404  # not stepped here
+        first.signal(signal.SIGKILL)
+        first.wait_exit(30)
+        progress = second.wait(job_id, {"done", "failed", "cancelled"})  # adopted once the lease lapsed
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    assert progress["status"] == "done" and progress["published"] == 6, progress
+    uids = Counter(e[b"uid"].decode() for e in raw_stream(REDIS, stream))
+    assert sorted(int(uid.split(":")[1]) for uid in uids) == list(range(6)) and set(uids.values()) == {1}

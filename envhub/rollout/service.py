@@ -67,6 +67,7 @@ __all__ = [
     "JobManager",
     "JobNotRetryableError",
     "JobProgress",
+    "JobStatus",
     "Leases",
     "LocalLeases",
     "ManagerDep",

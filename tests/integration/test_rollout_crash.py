@@ -6,6 +6,7 @@ the env server on loopback. In-flight episodes continue from the journal on thei
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -22,6 +23,7 @@ import pytest
 
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
+from tests.integration.rollout_service_proc import SCRIPTED
 from tests.needs import require
 
 pytestmark = pytest.mark.integration
@@ -48,7 +50,13 @@ class Service:
     """``envhub serve-rollouts`` in its own process."""
 
     def __init__(self, port: int, stream: str, log: Path) -> None:
-        env = {**os.environ, "REDIS_URL": REDIS, "ENVHUB_STREAM": stream, "PYTHONPATH": str(ROOT)}
+        env = {
+            **os.environ,
+            "REDIS_URL": REDIS,
+            "ENVHUB_STREAM": stream,
+            "PYTHONPATH": str(ROOT),
+            "ENVHUB_SCRIPTED_POLICIES": json.dumps(SCRIPTED),  # requests name registered policies only
+        }
         self.url = f"http://127.0.0.1:{port}"
         self.log = log.open("ab")
         self.proc = subprocess.Popen(
@@ -155,7 +163,7 @@ def test_a_sigkilled_service_resumes_its_job_and_publishes_every_task_once(
         "group_size": 3,
         "max_concurrent_groups": 2,
         "env_kwargs": {"images": False},
-        "policy": "scripted:tests.rollout.scripted_policies:stateless_slow",
+        "policy": "scripted:stateless_slow",
     }
     try:
         job_id = httpx.post(f"{first.url}/v1/rollouts", json=body, timeout=30).json()["job_id"]

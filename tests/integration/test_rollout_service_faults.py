@@ -7,6 +7,7 @@ its append-only file); counts are read on the raw stream (XRANGE).
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -58,10 +59,15 @@ def body(server: RunningServer, **fields: Any) -> dict[str, Any]:
 def test_ready_is_503_and_health_says_so_while_redis_is_down(
     env_server: RunningServer, own_redis: OwnRedis, tmp_path: Path
 ) -> None:
-    service = Service(free_port(), redis_url=own_redis.url, stream="envhub:t-ready", log=tmp_path / "s.log")
+    replicas = {"ENVHUB_ENV_URLS": json.dumps([env_server.base_url, "http://127.0.0.1:9"])}
+    service = Service(
+        free_port(), redis_url=own_redis.url, stream="envhub:t-ready", log=tmp_path / "s.log", env=replicas
+    )
     try:
         assert service.get("/ready").status_code == 200
-        assert service.get("/health").json()["redis"] == "up"
+        health = service.get("/health").json()
+        assert health["redis"] == "up"
+        assert health["env_replicas"] == {env_server.base_url: "up", "http://127.0.0.1:9": "down"}
         own_redis.kill()
         down = service.get("/ready")
         assert down.status_code == 503 and down.json()["redis"] == "down"

@@ -70,6 +70,11 @@ def test_a_sigtermed_service_leaves_its_job_resumable_and_the_next_start_finishe
             assert time.monotonic() < deadline, "the job made no progress"
             time.sleep(0.05)
         first.signal(signal.SIGTERM)  # what `docker stop` sends
+        time.sleep(0.3)
+        # Draining (the job runs on for the grace period): no new work, with a code that says why.
+        refused = first.post("/v1/rollouts", body(env_server, 1))
+        assert refused.status_code == 503 and refused.json()["code"] == "SHUTTING_DOWN", refused.text
+        assert first.get("/ready").status_code == 503
         first.wait_exit(30)  # uvicorn re-raises the signal after a clean shutdown
     finally:
         first.stop()

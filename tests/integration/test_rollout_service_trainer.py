@@ -1,0 +1,99 @@
+"""The trainer's ``ServiceRollouts`` submits through ``AsyncRolloutClient``: typed errors, no raw dicts.
+
+A real env server, a loopback ``/v1/models`` endpoint that serves ``tiny`` and refuses
+completions, and the rollout service under uvicorn on loopback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
+
+import pytest
+import uvicorn
+
+from envhub.core.errors import EnvhubError
+from envhub.policy.base import SamplingParams
+from envhub.rollout.engine import GroupTask
+from envhub.rollout.service import RolloutServiceSettings, create_app
+from envhub.server import ServerSettings
+from envhub.server.testing import RunningServer, serve_in_thread
+from envhub.train.config import RolloutSettings
+from envhub.train.rollouts import ServiceRollouts
+from tests.integration.test_rollout_service_input import Models
+from tests.rollout.conftest import CollectingQueue
+
+pytestmark = pytest.mark.integration
+
+TS = "envhub/TimeSeries-v0"
+
+
+@pytest.fixture(scope="module")
+def policy_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Models)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def env_server() -> Iterator[RunningServer]:
+    with serve_in_thread(ServerSettings(env_id=TS, workers=1)) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def service_url() -> Iterator[str]:
+    app = create_app(RolloutServiceSettings(token="t"), queue=CollectingQueue())
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive()
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server.should_exit = True
+    thread.join(timeout=30)
+    sock.close()
+
+
+def play(service_url: str, env_server: RunningServer, policy_url: str, model: str) -> int:
+    async def run() -> int:
+        rollouts = ServiceRollouts(
+            service_url=service_url,
+            env_id=TS,
+            settings=RolloutSettings(envs=[env_server.base_url], env_kwargs={"images": False}, split="test"),
+            policy_url=policy_url,
+            tokenizer="/no/such/tokenizer",
+            model_name=model,
+            poll_s=0.05,
+            service_token="t",
+        )
+        try:
+            return await rollouts.play([GroupTask(0, "test-0", 0)], version=1, sampling=SamplingParams())
+        finally:
+            await rollouts.aclose()
+
+    return asyncio.run(run())
+
+
+def test_a_model_the_server_does_not_list_is_a_typed_error(
+    service_url: str, env_server: RunningServer, policy_url: str
+) -> None:
+    with pytest.raises(EnvhubError) as refused:
+        play(service_url, env_server, policy_url, "no-such-model")
+    assert refused.value.code == "MODEL_NOT_SERVED" and refused.value.status_code == 422
+
+
+def test_a_job_that_fails_is_reported_with_its_status(
+    service_url: str, env_server: RunningServer, policy_url: str
+) -> None:
+    with pytest.raises(EnvhubError, match="ended failed"):
+        play(service_url, env_server, policy_url, "tiny")

@@ -293,8 +293,18 @@ def rollout_command(
         str | None, typer.Option(help="Publish to this Redis stream instead of --out [REDIS_URL].")
     ] = None,
     stream: Annotated[str, typer.Option(help="The Redis stream of finished groups.")] = "envhub:groups",
+    service_url: Annotated[
+        str | None,
+        typer.Option(help="Submit the job to this rollout service (envhub serve-rollouts) instead."),
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option(envvar="ENVHUB_TOKEN", help="The rollout service's bearer token.")
+    ] = None,
 ) -> None:
     """Run one rollout job here (no service) with a progress bar; groups go to a JSONL file or Redis.
+
+    With --service-url the job runs on a rollout service instead (its groups go to the service's
+    stream) and this command waits for it.
 
     Bad input (sampling out of range, a policy endpoint that does not answer or does not serve
     --model, a count beyond the split) is one line on stderr and exit 2, and leaves no output file.
@@ -359,6 +369,31 @@ def rollout_command(
         step_timeout_s=step_timeout,
         on_failure=on_failure,  # type: ignore[arg-type]
     )
+    if service_url is not None:
+        _rollout_on_service(
+            service_url,
+            token=token,
+            fields={
+                "env_urls": env_url or [],
+                "env_id": env if "/" in env else None,
+                "resolve_replicas": resolve_replicas,
+                "env_kwargs": kwargs,
+                "split": split,
+                "task_ids": task,
+                "count": count,
+                "group_size": group_size,
+                "max_steps": max_steps,
+                "sampling": {"temperature": temperature, "max_tokens": max_tokens},
+                "policy": spec,
+                "policy_version": policy_version,
+                "context": ContextConfig(agentocr=agentocr),
+                "max_concurrent_groups": concurrency,
+                "step_timeout_s": step_timeout,
+                "on_failure": on_failure,
+                "trajectory_mode": trajectory_mode,
+            },
+        )
+        return
     asyncio.run(check_policy(spec))  # a down endpoint or an unserved model: one line, before any file
     queue: GroupQueue
     out_existed = out.exists()
@@ -426,6 +461,42 @@ def rollout_command(
         f"{report.dropped} dropped "
         f"{report.drops_by_cause or ''}, {report.retried} re-run, {report.steps} steps "
         f"in {report.elapsed_s:.1f} s"
+    )
+
+
+def _rollout_on_service(url: str, *, token: str | None, fields: dict[str, Any]) -> None:
+    """Submit one job to a rollout service with :class:`~envhub.client.RolloutClient` and wait for it."""
+    import time
+
+    from pydantic import ValidationError
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from envhub.client import RolloutClient
+    from envhub.core.errors import ConfigurationError, error_from_wire
+    from envhub.rollout.jobs import InvalidJobError, RolloutRequest
+
+    if not fields["env_urls"]:
+        raise ConfigurationError("--service-url needs the env servers the service plays on: give --env-url.")
+    try:
+        request = RolloutRequest.model_validate(fields)
+    except ValidationError as exc:
+        raise InvalidJobError.from_validation(exc, flags=True) from None
+    with RolloutClient(url, token=token) as client:
+        job_id = client.submit(request).job_id
+        with Progress(
+            TextColumn(f"[bold]rollout {job_id}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+        ) as bar:
+            shown = bar.add_task("groups", total=None)
+            while (state := client.get(job_id)).status not in ("done", "failed", "cancelled"):
+                bar.update(shown, total=state.total or None, completed=state.published + state.dropped)
+                time.sleep(0.5)
+    if state.status != "done":
+        error = state.error or {"code": "JOB_CANCELLED", "message": "the job was cancelled"}
+        raise error_from_wire(str(error.get("code")), f"job {job_id} {state.status}: {error.get('message')}")
+    Console().print(
+        f"job {job_id} on {url}: {state.published} groups published, {state.dropped} dropped "
+        f"{state.drops_by_cause or ''}, {state.retried} re-run, {state.steps} steps "
+        f"in {state.elapsed_s:.1f} s"
     )
 
 

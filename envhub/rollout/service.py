@@ -640,7 +640,8 @@ class JobManager:
         while True:
             await asyncio.sleep(self.lease_ttl_s / 3)
             try:
-                held = await self.leases.renew(job.job_id)
+                # A lease that lapsed while Redis was away is taken back if nobody else took it.
+                held = await self.leases.renew(job.job_id) or await self.leases.acquire(job.job_id)
             except Exception:  # Redis down: nobody else can take the lease either; try again
                 continue
             if not held and job.task is not None:

@@ -1,4 +1,4 @@
-"""``envhub view``: a local web app over a training run or a Redis stream of groups (read-only).
+"""``envhub view``: a local web app over a training run, an eval report or a Redis stream (read-only).
 
 Pages show learning curves with validation points, groups, trajectories and steps (the
 observation, the response shaded by per-token log-prob, the action, validity, reward, the
@@ -12,10 +12,18 @@ has a permalink. The page assets ship in this package; nothing is fetched from t
 
 from envhub.view._app import ViewSettings, create_app, is_loopback
 from envhub.view._credit import GroupCredit, LevelItem, StepCredit, group_credit
-from envhub.view._sources import Batch, RecordNotFoundError, RunSource, StreamSource, open_source
+from envhub.view._sources import (
+    Batch,
+    EvalSource,
+    RecordNotFoundError,
+    RunSource,
+    StreamSource,
+    open_source,
+)
 
 __all__ = [
     "Batch",
+    "EvalSource",
     "GroupCredit",
     "LevelItem",
     "RecordNotFoundError",

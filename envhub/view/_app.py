@@ -206,7 +206,9 @@ def create_app(source: Source, settings: ViewSettings | None = None) -> FastAPI:
         batches = source.batches()
         wanted = [b for b in batches if not batch or b.key == batch]
         groups = [(b, g) for b in wanted for g in source.groups(b.key)]
-        html = overview_page(source.title, source.kind, source.metrics(), batches, groups, filters)
+        html = overview_page(
+            source.title, source.kind, source.summary(), source.metrics(), batches, groups, filters
+        )
         return HTMLResponse(html)
 
     @app.get("/group", response_class=HTMLResponse)

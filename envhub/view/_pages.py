@@ -132,9 +132,17 @@ def _select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: s
     return f'<label>{escape(label)} <select name="{name}" id="filter-{name}">{"".join(opts)}</select></label>'
 
 
+def _summary(rows: Sequence[tuple[str, str]]) -> str:
+    if not rows:
+        return ""
+    cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
+    return f'<section><h2>Summary</h2><table class="summary" id="summary">{cells}</table></section>'
+
+
 def overview_page(
     title: str,
     kind: str,
+    summary: Sequence[tuple[str, str]],
     metrics: Sequence[dict[str, Any]],
     batches: Sequence[Batch],
     groups: Sequence[tuple[Batch, Group]],
@@ -174,6 +182,7 @@ def overview_page(
     )
     body = (
         f'<p class="muted">{escape(kind)} · {len(batches)} batches · {len(groups)} groups</p>'
+        + _summary(summary)
         + _curves(metrics)
         + f"<section><h2>Groups</h2>{form}{table}</section>"
     )

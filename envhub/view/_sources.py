@@ -1,13 +1,17 @@
-"""What the viewer reads: a training run folder or a Redis stream of finished groups.
+"""What the viewer reads: a training run folder, an eval report or a Redis stream of groups.
 
-Both are read-only. A run is ``RUN_DIR`` as ``envhub-train`` writes it: ``config.json`` (the
+All are read-only. A run is ``RUN_DIR`` as ``envhub-train`` writes it: ``config.json`` (the
 recipe, whose ``algo``, ``env`` and ``advantage`` give the credit settings),
 ``metrics.jsonl`` and ``rollouts/iter_<k>.jsonl`` (each iteration's groups). A stream is read
 with ``XRANGE`` only: no consumer group, no ``XREADGROUP``, no ack, so the viewer never
 changes what a trainer has pending or not yet received.
 
+An eval report is ``envhub eval``'s output folder (``docs/eval.md``): ``report.json`` (the
+headline numbers, shown as a summary) and ``episodes.jsonl`` (one episode per line, its
+``trajectory`` whole; the episodes of one task share a uid and form its group).
+
 A *batch* is the unit the source stores groups in: one iteration's file of a run, one entry
-of a stream.
+of a stream, the episodes of an eval.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from envhub.core.errors import ConfigurationError, EnvhubError, UnknownEnvError
 from envhub.core.records import Group
 from envhub.train.tracking import group_files, read_groups, read_metrics
 
-__all__ = ["Batch", "RecordNotFoundError", "RunSource", "Source", "StreamSource", "open_source"]
+__all__ = ["Batch", "EvalSource", "RecordNotFoundError", "RunSource", "Source", "StreamSource", "open_source"]
 
 
 class RecordNotFoundError(EnvhubError):
@@ -47,6 +51,7 @@ class Source(Protocol):
     kind: str  # "run" | "stream"
 
     def metrics(self) -> list[dict[str, Any]]: ...
+    def summary(self) -> list[tuple[str, str]]: ...
     def batches(self) -> list[Batch]: ...
     def groups(self, batch: str) -> list[Group]: ...
     def credit_settings(self, group: Group) -> tuple[str, AdvantageConfig]: ...
@@ -93,6 +98,9 @@ class RunSource:
 
     def metrics(self) -> list[dict[str, Any]]:
         return read_metrics(self.path)
+
+    def summary(self) -> list[tuple[str, str]]:
+        return [(k, str(self.config[k])) for k in ("env", "algo", "iterations") if k in self.config]
 
     def batches(self) -> list[Batch]:
         out = []
@@ -172,6 +180,13 @@ class StreamSource:
     def metrics(self) -> list[dict[str, Any]]:
         return []
 
+    def summary(self) -> list[tuple[str, str]]:
+        return [
+            ("stream", self.stream),
+            ("read", f"XRANGE, first {self.limit} entries"),
+            ("credit", self.algo),
+        ]
+
     def batches(self) -> list[Batch]:
         return [
             Batch(entry.decode(), f"entry {entry.decode()}") for entry, _ in self._range("-", "+", self.limit)
@@ -201,14 +216,128 @@ class StreamSource:
         self._client.close()
 
 
+def _interval(value: Any) -> str:
+    if not isinstance(value, dict) or value.get("value") is None:
+        return "-"
+    text = f"{float(value['value']):.3f}"
+    if value.get("lo") is not None and value.get("hi") is not None:
+        text += f" [{float(value['lo']):.3f}, {float(value['hi']):.3f}]"
+    return text
+
+
+@dataclass
+class EvalSource:
+    """An ``envhub eval`` output folder (or its ``report.json``), as ``docs/eval.md`` describes it.
+
+    Args:
+        path: the folder (or the report file in it).
+        algo: the estimator whose credit the groups show (an eval trains nothing: this is the
+            credit the trainer would give these episodes).
+    """
+
+    path: Path
+    algo: str = "gigpo"
+    kind: str = "eval"
+    _groups: list[Group] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        path = Path(self.path)
+        self.path = path.parent if path.name == "report.json" else path
+        report = self.path / "report.json"
+        if not report.is_file() and not (self.path / "episodes.jsonl").is_file():
+            raise ConfigurationError(f"{self.path} holds no report.json or episodes.jsonl of envhub eval.")
+        self.report: dict[str, Any] = (
+            json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
+        )
+        self.title = f"eval {self.path.name}"
+        default_config(self.algo, None)
+
+    def metrics(self) -> list[dict[str, Any]]:
+        return []
+
+    def summary(self) -> list[tuple[str, str]]:
+        r = self.report
+        rows: list[tuple[str, str]] = [
+            (k, str(r[k])) for k in ("env_id", "policy", "tasks", "n", "episodes") if k in r
+        ]
+        rows += [(k, _interval(r.get(k))) for k in ("success", "mean_reward") if k in r]
+        for name in ("pass_at_k", "avg_at_k", "pass_hat_k"):
+            for k, value in sorted((r.get(name) or {}).items(), key=lambda kv: int(kv[0])):
+                rows.append((f"{name.replace('_at_', '@').replace('_hat_', '^')} {k}", _interval(value)))
+        for dimension, cells in (r.get("breakdown") or {}).items():
+            for label, cell in sorted(cells.items()):
+                rows.append((f"{dimension} = {label}", f"success {_interval(cell.get('success'))}"))
+        return rows
+
+    def batches(self) -> list[Batch]:
+        return [Batch("episodes", "episodes")]
+
+    def groups(self, batch: str) -> list[Group]:
+        if batch != "episodes":
+            raise RecordNotFoundError(f"An eval report has one batch, 'episodes', not {batch!r}.")
+        if self._groups is None:
+            self._groups = self._read()
+        return self._groups
+
+    def _read(self) -> list[Group]:
+        from envhub.core.records import Trajectory
+
+        path = self.path / "episodes.jsonl"
+        if not path.is_file():
+            return []
+        by_uid: dict[str, list[tuple[int, Trajectory, Any]]] = {}
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                traj = Trajectory.model_validate(row["trajectory"])
+            except (ValueError, KeyError) as exc:
+                if number == len(lines):  # a torn last line: a run killed mid-write (eval drops it too)
+                    break
+                raise ConfigurationError(f"{path}:{number} is not an eval episode: {exc}") from exc
+            by_uid.setdefault(traj.uid, []).append(
+                (int(row.get("sample", 0)), traj, row.get("policy_version"))
+            )
+        out = []
+        for uid, members in by_uid.items():
+            members.sort(key=lambda m: m[0])
+            first = members[0][1]
+            out.append(
+                Group(
+                    uid=uid,
+                    env_id=first.env_id,
+                    task_id=first.task_id,
+                    trajectories=[m[1] for m in members],
+                    policy_version=members[0][2],
+                )
+            )
+        return out
+
+    def credit_settings(self, group: Group) -> tuple[str, AdvantageConfig]:
+        return self.algo, _settings(self.algo, group.env_id, {})
+
+    def tokenizer_path(self) -> str | None:
+        tokenizer = (self.report.get("config") or {}).get("tokenizer")
+        return str(tokenizer) if tokenizer and Path(tokenizer).is_dir() else None
+
+
 def open_source(
     path: str, *, stream: str = "envhub:groups", algo: str = "gigpo", limit: int = 200
-) -> RunSource | StreamSource:
-    """The source ``path`` names: a ``redis://`` URL, else a run folder.
+) -> RunSource | StreamSource | EvalSource:
+    """The source ``path`` names: a ``redis://`` URL, an eval report, else a run folder.
 
     Raises:
-        ConfigurationError: the path is neither.
+        ConfigurationError: the path is none of them.
     """
     if path.startswith(("redis://", "rediss://", "unix://")):
         return StreamSource(path, stream=stream, algo=algo, limit=limit)
-    return RunSource(Path(path))
+    where = Path(path)
+    if (
+        where.name == "report.json"
+        or (where / "report.json").is_file()
+        or (where / "episodes.jsonl").is_file()
+    ):
+        return EvalSource(where, algo=algo)
+    return RunSource(where)

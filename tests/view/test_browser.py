@@ -23,7 +23,7 @@ from envhub.core.records import Group, StepBatch
 from envhub.envs import resolve
 from envhub.view import create_app, open_source
 from tests.view.conftest import REDIS
-from tests.view.recorded import ENV, SOKOBAN, play_groups, record_run
+from tests.view.recorded import ENV, SOKOBAN, play_groups, record_eval, record_run
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 Served = Callable[[FastAPI], AbstractContextManager[str]]
@@ -242,3 +242,26 @@ def test_filters_keep_the_groups_asked_for(browser: Any, served: Served, tmp_pat
         # The learning curves carry the validation points.
         dots = browser.find_elements(By.CSS_SELECTOR, "#curve-rollout-success circle.val")
         assert len(dots) == 2
+
+
+def test_an_eval_report_shows_its_numbers_and_its_episodes_credit(
+    browser: Any, served: Served, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    groups = record_eval(tmp_path / "eval")
+    config = default_config("gigpo", resolve(ENV))
+    with served(create_app(open_source(str(tmp_path / "eval")))) as base:
+        browser.get(base + "/")
+        summary = browser.find_element(By.ID, "summary").text
+        assert "pass@k 4 0.750 [0.000, 1.000]" in summary
+        assert "anomaly_kind = spike" in summary
+        assert len(browser.find_elements(By.CSS_SELECTOR, "tr.group-row")) == len(groups)
+        g = groups[2]
+        traj = g.trajectories[-1]
+        browser.find_element(By.CSS_SELECTOR, f'tr.group-row[data-uid="{g.uid}"] a.group-link').click()
+        browser.find_element(
+            By.CSS_SELECTOR, f'a.step-link[data-traj="{traj.traj_id}"][data-step="1"]'
+        ).click()
+        expected = compute_advantages(StepBatch.from_groups([g]), "gigpo", config=config)
+        assert _value(browser, "#advantage") == expected[_rows([g]).index((g.uid, traj.traj_id, 1))]

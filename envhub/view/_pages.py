@@ -211,7 +211,10 @@ def group_page(batch: Batch, group: Group, credit: GroupCredit, filters: Filters
         cells = []
         for step in traj.steps:
             c = credit.steps.get((traj.traj_id, step.step_idx))
-            tone = "" if c is None or c.anchor_group is None else f" ag{c.anchor_group % 12}"
+            shared = (
+                c is not None and c.anchor_group is not None and len(credit.anchor_groups[c.anchor_group]) > 1
+            )
+            tone = f" ag{c.anchor_group % 12}" if shared and c is not None else ""
             href = step_url(batch.key, group.uid, traj.traj_id, step.step_idx)
             valid = "" if step.is_action_valid else " invalid"
             cells.append(

@@ -61,7 +61,7 @@ def test_a_gigpo_step_shows_the_step_advantage_algos_computes(
 ) -> None:
     from selenium.webdriver.common.by import By
 
-    recorded = record_run(tmp_path / "gigpo", algo="gigpo")
+    recorded = record_run(tmp_path / "gigpo", algo="gigpo", agentocr=True)
     groups = recorded[1]
     config = default_config("gigpo", resolve(ENV))
     # What the trainer computes on iteration 1's batch, and GiGPO's step-level term alone.
@@ -94,8 +94,10 @@ def test_a_gigpo_step_shows_the_step_advantage_algos_computes(
         # The permalink opens the same step in a fresh load.
         browser.get(base + permalink)
         assert _value(browser, "#step-advantage") == step_term[peer_row]
-        # Back on the first step: the screenshot the README shows.
-        _open_step(browser, base, uid, traj, step)
+        # The group page, whose anchor groups list the step: the screenshot the README shows.
+        browser.find_element(By.CSS_SELECTOR, "header nav a:nth-of-type(3)").click()
+        listed = browser.find_elements(By.CSS_SELECTOR, ".anchor-group a")
+        assert permalink in {"/" + a.get_attribute("href").split("/", 3)[3] for a in listed}
         DOCS.mkdir(exist_ok=True)
         assert browser.save_screenshot(str(DOCS / "viewer.png"))
 
@@ -133,11 +135,11 @@ def test_an_agentocr_step_shows_its_history_image(browser: Any, served: Served, 
     from selenium.webdriver.common.by import By
 
     groups = record_run(tmp_path / "ocr", algo="gigpo", iterations=1, agentocr=True)[1]
-    traj = next(t for t in groups[0].trajectories if len(t.steps) > 1)
-    stored = traj.steps[1].history_image
+    traj = max(groups[0].trajectories, key=lambda t: len(t.steps))
+    stored = traj.steps[3].history_image
     assert stored is not None
     with served(create_app(open_source(str(tmp_path / "ocr")))) as base:
-        _open_step(browser, base, groups[0].uid, traj.traj_id, traj.steps[1].step_idx)
+        _open_step(browser, base, groups[0].uid, traj.traj_id, traj.steps[3].step_idx)
         image = browser.find_element(By.ID, "history-image")
         assert image.is_displayed()
         width = browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image)
@@ -145,6 +147,8 @@ def test_an_agentocr_step_shows_its_history_image(browser: Any, served: Served, 
         assert httpx.get(image.get_attribute("src")).content == stored
         # Beside the text: the observation is on the same page.
         assert browser.find_element(By.ID, "observation").text.strip()
+        DOCS.mkdir(exist_ok=True)
+        assert browser.save_screenshot(str(DOCS / "viewer-step.png"))
 
 
 def _xinfo(stream: str) -> list[dict[str, Any]]:

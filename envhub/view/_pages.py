@@ -211,10 +211,9 @@ def group_page(batch: Batch, group: Group, credit: GroupCredit, filters: Filters
         cells = []
         for step in traj.steps:
             c = credit.steps.get((traj.traj_id, step.step_idx))
-            shared = (
-                c is not None and c.anchor_group is not None and len(credit.anchor_groups[c.anchor_group]) > 1
-            )
-            tone = f" ag{c.anchor_group % 12}" if shared and c is not None else ""
+            anchor_group = None if c is None else c.anchor_group
+            shared = anchor_group is not None and len(credit.anchor_groups[anchor_group]) > 1
+            tone = f" ag{anchor_group % 12}" if shared and anchor_group is not None else ""
             href = step_url(batch.key, group.uid, traj.traj_id, step.step_idx)
             valid = "" if step.is_action_valid else " invalid"
             cells.append(

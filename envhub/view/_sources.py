@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from envhub.algos import AdvantageConfig, default_config
-from envhub.core.errors import ConfigurationError, EnvhubError, UnknownEnvError
+from envhub.core.errors import ConfigurationError, DependencyMissingError, EnvhubError, UnknownEnvError
 from envhub.core.records import Group
 from envhub.train.tracking import group_files, read_groups, read_metrics
 
@@ -156,7 +156,10 @@ class StreamSource:
     kind: str = "stream"
 
     def __post_init__(self) -> None:
-        import redis
+        try:
+            import redis
+        except ImportError as exc:
+            raise DependencyMissingError("redis", extra="redis") from exc
 
         from envhub.rollout.queue.redis import mask_url
 

@@ -32,7 +32,7 @@ from envhub.core.errors import ConfigurationError, EnvhubError, UnauthorizedErro
 from envhub.core.records import Group
 from envhub.server.errors import error_response, install_error_handler
 from envhub.view._credit import GroupCredit, group_credit
-from envhub.view._pages import Filters, group_page, overview_page, step_page
+from envhub.view._pages import ALL, RECENT, Filters, group_page, overview_page, step_page
 from envhub.view._sources import Batch, RecordNotFoundError, Source
 
 __all__ = ["ViewSettings", "ViewerTokenError", "create_app", "is_loopback"]
@@ -204,7 +204,12 @@ def create_app(source: Source, settings: ViewSettings | None = None) -> FastAPI:
             raise ConfigurationError(f"success must be 'won' or 'lost', got {success!r}.", success=success)
         filters = Filters(task=task, env=env, success=success, version=version, batch=batch)
         batches = source.batches()
-        wanted = [b for b in batches if not batch or b.key == batch]
+        if batch == ALL:
+            wanted = batches
+        elif batch:
+            wanted = [pages.batch(batch)]
+        else:
+            wanted = batches[-RECENT:]
         groups = [(b, g) for b in wanted for g in source.groups(b.key)]
         html = overview_page(
             source.title, source.kind, source.summary(), source.metrics(), batches, groups, filters

@@ -19,6 +19,8 @@ from envhub.view._sources import Batch
 from envhub.view._svg import line_chart
 
 __all__ = [
+    "ALL",
+    "RECENT",
     "Filters",
     "group_page",
     "overview_page",
@@ -39,6 +41,12 @@ CURVES = (
 )
 
 
+#: The overview shows the groups of the last RECENT batches unless asked for ALL (a long run's
+#: groups do not fit in memory at once) or for one.
+RECENT = 10
+ALL = "all"
+
+
 @dataclass(frozen=True)
 class Filters:
     """The overview's filters (empty: no filter)."""
@@ -50,7 +58,7 @@ class Filters:
     batch: str = ""
 
     def keeps_group(self, batch: str, group: Group) -> bool:
-        if self.batch and batch != self.batch:
+        if self.batch not in ("", ALL) and batch != self.batch:
             return False
         if self.task and group.task_id != self.task:
             return False
@@ -124,8 +132,10 @@ def _curves(metrics: Sequence[dict[str, Any]]) -> str:
     return f'<section><h2>Learning curves</h2>{legend}<div class="charts">{"".join(charts)}</div></section>'
 
 
-def _select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: str) -> str:
-    opts = ['<option value="">any</option>'] + [
+def _select(
+    name: str, label: str, options: Iterable[tuple[str, str]], chosen: str, *, first: str = "any"
+) -> str:
+    opts = [f'<option value="">{escape(first)}</option>'] + [
         f'<option value="{escape(v)}"{" selected" if v == chosen else ""}>{escape(text)}</option>'
         for v, text in options
     ]
@@ -154,7 +164,13 @@ def overview_page(
     versions = sorted({g.policy_version for _, g in groups if g.policy_version is not None})
     form = (
         '<form class="filters" method="get" action="/">'
-        + _select("batch", "batch", [(b.key, b.label) for b in batches], filters.batch)
+        + _select(
+            "batch",
+            "batch",
+            [(ALL, "all"), *((b.key, b.label) for b in batches)],
+            filters.batch,
+            first=f"latest {RECENT}" if len(batches) > RECENT else "all",
+        )
         + _select("env", "env", [(e, e) for e in envs], filters.env)
         + _select("task", "task", [(t, t) for t in tasks], filters.task)
         + _select("success", "success", [("won", "won"), ("lost", "lost")], filters.success)

@@ -29,6 +29,10 @@ from envhub.train.tracking import group_files, read_groups, read_metrics
 __all__ = ["Batch", "EvalSource", "RecordNotFoundError", "RunSource", "Source", "StreamSource", "open_source"]
 
 
+#: Iteration files kept parsed (least recently used dropped first).
+_CACHED_FILES = 16
+
+
 class RecordNotFoundError(EnvhubError):
     """A batch, group, trajectory or step the page asks for is not in the source (404 NOT_FOUND)."""
 
@@ -119,10 +123,12 @@ class RunSource:
             )
         stat = path.stat()
         stamp = (stat.st_mtime_ns, stat.st_size)
-        cached = self._cache.get(path)
+        cached = self._cache.pop(path, None)
         if cached is None or cached[0] != stamp:
             cached = (stamp, read_groups(path))
-            self._cache[path] = cached
+        self._cache[path] = cached  # most recently used last
+        while len(self._cache) > _CACHED_FILES:
+            self._cache.pop(next(iter(self._cache)))
         return cached[1]
 
     def credit_settings(self, group: Group) -> tuple[str, AdvantageConfig]:

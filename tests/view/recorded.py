@@ -76,6 +76,7 @@ def record_run(
     algo: str,
     env_id: str = ENV,
     iterations: int = 2,
+    tasks: int = 3,
     advantage: dict[str, Any] | None = None,
     agentocr: bool = False,
 ) -> dict[int, list[Group]]:
@@ -96,7 +97,7 @@ def record_run(
     recorded = {}
     logger.log(0, {"val/success": 0.1, "val/reward": 0.2})
     for k in range(1, iterations + 1):
-        groups = play_groups(env_id=env_id, seed=100 * k, agentocr=agentocr, version=k - 1)
+        groups = play_groups(env_id=env_id, tasks=tasks, seed=100 * k, agentocr=agentocr, version=k - 1)
         write_groups(run_dir, k, groups)
         metrics = rollout_metrics(groups)
         if k == iterations:

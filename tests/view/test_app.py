@@ -154,3 +154,22 @@ def test_a_trained_runs_step_shows_its_tokens_shaded_by_logprob(
         assert unescape("".join(pieces)) == step.response_text  # the run's tokenizer decoded each token
         shown = re.search(r'id="advantage"[^>]*data-value="([^"]+)"', page.text)
         assert shown is not None and float(shown.group(1)) == advantages[0]
+
+
+def test_the_overview_shows_the_latest_batches_unless_asked_for_all(served: Served, tmp_path: Path) -> None:
+    import re
+
+    from envhub.view._pages import RECENT
+
+    record_run(tmp_path / "run", algo="grpo", iterations=RECENT + 2, tasks=1)
+    with served(create_app(open_source(str(tmp_path / "run")))) as base:
+
+        def shown(**params: str) -> set[int]:
+            page = httpx.get(base + "/", params=params)
+            assert page.status_code == 200
+            return {int(k) for k in re.findall(r'class="group-row"[^>]*><td>iteration (\d+)</td>', page.text)}
+
+        assert shown() == set(range(3, RECENT + 3))
+        assert shown(batch="all") == set(range(1, RECENT + 3))
+        assert shown(batch="iter_000001") == {1}
+        assert httpx.get(base + "/", params={"batch": "iter_000099"}).status_code == 404

@@ -328,7 +328,12 @@ class EvalSource:
         return self.algo, _settings(self.algo, group.env_id, {})
 
     def tokenizer_path(self) -> str | None:
-        tokenizer = (self.report.get("config") or {}).get("tokenizer")
+        config = self.report.get("config") or {}
+        policy = str(config.get("policy") or "")
+        # The tokenizer given, or the model directory of an in-process transformers policy.
+        tokenizer = config.get("tokenizer") or (
+            policy.removeprefix("transformers:") if policy.startswith("transformers:") else None
+        )
         return str(tokenizer) if tokenizer and Path(tokenizer).is_dir() else None
 
 

@@ -38,6 +38,7 @@ from envhub.view._sources import Batch, RecordNotFoundError, Source
 __all__ = ["ViewSettings", "ViewerTokenError", "create_app", "is_loopback"]
 
 _COOKIE = "envhub_view"
+_CACHED_GROUPS = 256  # groups whose credit is kept (oldest dropped first)
 _OPEN = ("/health", "/static/")
 _STATIC = {"view.css": "text/css", "view.js": "text/javascript"}
 
@@ -97,7 +98,8 @@ def _auth_middleware(
     async def check(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         if request.url.path.startswith(_OPEN) or _token_ok(expected, request):
             response = await call_next(request)
-            if request.query_params.get("token") == expected:
+            given = request.query_params.get("token", "")
+            if given and hmac.compare_digest(given.encode(), expected.encode()):
                 response.set_cookie(_COOKIE, expected, httponly=True, samesite="strict")
             return response
         return error_response(ViewerTokenError(), request.app.state)
@@ -137,6 +139,8 @@ class _Pages:
                     algo, config = self.source.credit_settings(group)
                     cached = (group, group_credit(group, algo, config))
                     self._credit[(batch, uid)] = cached
+                    while len(self._credit) > _CACHED_GROUPS:
+                        self._credit.pop(next(iter(self._credit)))
                 return cached
         raise RecordNotFoundError(f"Batch {batch!r} has no group {uid!r}.", batch=batch, uid=uid)
 

@@ -54,7 +54,8 @@ def line_chart(
             f'<line class="grid" x1="{_PAD}" x2="{_W - _PAD}" y1="{sy(y):.1f}" y2="{sy(y):.1f}"/>'
             f'<text class="tick" x="{_PAD - 4}" y="{sy(y) + 3:.1f}" text-anchor="end">{y:.3g}</text>'
         )
-    for x in _ticks(x0, x1):
+    # Iterations are integers: round the x ticks and drop the repeats a short run would give.
+    for x in sorted({round(x) for x in _ticks(x0, x1) if x0 <= round(x) <= x1}):
         parts.append(
             f'<text class="tick" x="{sx(x):.1f}" y="{_H - _PAD + 14}" text-anchor="middle">{x:.0f}</text>'
         )

@@ -476,7 +476,8 @@ def view_command(
     settings = ViewSettings(**{k: v for k, v in flags.items() if v is not None}).secured()
     source = open_source(path, stream=stream, algo=algo, limit=limit)
     query = f"?token={settings.token.get_secret_value()}" if settings.token is not None else ""
-    Console().print(f"envhub view: {escape(source.title)} at http://{settings.host}:{settings.port}/{query}")
+    url = f"http://{settings.host}:{settings.port}/{query}"
+    Console().print(f"envhub view: {escape(source.title)} at {url}", soft_wrap=True)
     uvicorn.run(create_app(source, settings), host=settings.host, port=settings.port, log_level="warning")
 
 

@@ -571,6 +571,34 @@ def plot_command(
     Console().print(f"wrote {plot_run(run_dir, out)}")
 
 
+@app.command("view")
+def view_command(
+    path: Annotated[str, typer.Argument(help="A run folder (envhub-train's run_dir) or a redis:// URL.")],
+    host: Annotated[str | None, typer.Option(help="Interface to bind [ENVHUB_VIEW_HOST, 127.0.0.1].")] = None,
+    port: Annotated[int | None, typer.Option(help="TCP port [ENVHUB_VIEW_PORT, 8300].")] = None,
+    token: Annotated[
+        str | None, typer.Option(help="Token every page needs [ENVHUB_VIEW_TOKEN]; made up beyond loopback.")
+    ] = None,
+    stream: Annotated[
+        str, typer.Option(help="The Redis stream of groups (with a redis:// PATH).")
+    ] = "envhub:groups",
+    algo: Annotated[str, typer.Option(help="Estimator whose credit a stream's groups show.")] = "gigpo",
+    limit: Annotated[int, typer.Option(help="Stream entries read (XRANGE from the start).")] = 200,
+) -> None:
+    """Browse a training run or a stream of groups: curves, steps, and each step's credit."""
+    import uvicorn
+
+    from envhub.view import ViewSettings, create_app, open_source
+
+    flags: dict[str, Any] = {"host": host, "port": port, "token": token}
+    settings = ViewSettings(**{k: v for k, v in flags.items() if v is not None}).secured()
+    source = open_source(path, stream=stream, algo=algo, limit=limit)
+    query = f"?token={settings.token.get_secret_value()}" if settings.token is not None else ""
+    url = f"http://{settings.host}:{settings.port}/{query}"
+    Console().print(f"envhub view: {escape(source.title)} at {url}", soft_wrap=True)
+    uvicorn.run(create_app(source, settings), host=settings.host, port=settings.port, log_level="warning")
+
+
 @app.command("render-history")
 def render_history_command(
     file: Annotated[

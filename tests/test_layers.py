@@ -35,6 +35,8 @@ def _imports(package: str) -> dict[str, set[str]]:
         ("algos", "envhub.envs"),
         ("client", "envhub.server"),
         ("core", "envhub.server"),
+        ("view", "envhub.integrations"),
+        ("view", "envhub.cli"),
     ],
 )
 def test_package_does_not_import_across_its_seam(package: str, forbidden: str) -> None:
@@ -61,3 +63,15 @@ def test_the_wire_history_styles_are_the_memory_styles() -> None:
     from envhub.core.wire import HistoryStyle
 
     assert set(get_args(HistoryStyle)) == set(MEMORY_STYLES)
+
+
+def test_only_the_cli_imports_the_viewer() -> None:
+    """``envhub.view`` sits at the top of the ladder, below integrations and the CLI only."""
+    packages = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").is_file())
+    offenders = {
+        path: sorted(n for n in names if n == "envhub.view" or n.startswith("envhub.view."))
+        for package in packages
+        if package != "view"
+        for path, names in _imports(package).items()
+    }
+    assert not {path: names for path, names in offenders.items() if names}

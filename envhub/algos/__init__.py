@@ -34,7 +34,7 @@ from envhub.algos.config import (
 )
 from envhub.algos.gigpo import gigpo_advantages, step_advantages
 from envhub.algos.grpo import grpo_advantages
-from envhub.algos.hgpo import hgpo_advantages
+from envhub.algos.hgpo import HGPOLevel, hgpo_advantages, hgpo_levels
 from envhub.algos.returns import discounted_returns, episode_returns
 from envhub.algos.tokens import broadcast_to_tokens, response_mask_from_lengths
 
@@ -43,6 +43,7 @@ __all__ = [
     "GRPOConfig",
     "GiGPOConfig",
     "HGPOConfig",
+    "HGPOLevel",
     "broadcast_to_tokens",
     "compute_advantages",
     "default_config",
@@ -51,6 +52,7 @@ __all__ = [
     "gigpo_advantages",
     "grpo_advantages",
     "hgpo_advantages",
+    "hgpo_levels",
     "response_mask_from_lengths",
     "step_advantages",
 ]

@@ -17,6 +17,7 @@ advantage is exactly 0 are dropped; the rest are averaged with weights ``(l + 2)
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,7 +29,7 @@ from envhub.algos.returns import episode_score_samples, step_return_samples
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import StepBatch
 
-__all__ = ["hgpo_advantages"]
+__all__ = ["HGPOLevel", "hgpo_advantages", "hgpo_levels"]
 
 
 def hgpo_advantages(
@@ -77,9 +78,70 @@ def hgpo_advantages(
     levels = _level_advantages(
         layout, samples, history_length=history_length, mode=mode, epsilon=epsilon, by_agent=by_agent
     )
-    for level, member, advantage in levels:
+    for level, member, advantage, _ in levels:
         _add_items(weighted, weight, member, advantage, float(level + 2) ** length_weight_alpha)
     return weighted / (weight + epsilon)
+
+
+@dataclass(frozen=True, eq=False)
+class HGPOLevel:
+    """One level of HGPO's hierarchy, every array in input row order.
+
+    Attributes:
+        level: l (0 is GiGPO's anchor group; l shares the last l + 1 anchors).
+        weight: the level's weight ``(l + 2) ** alpha``.
+        member: rows deep enough to take part in the level.
+        group: the level-l group of each row (equal codes: one group; meaningless off ``member``).
+        advantage: each row's level-l advantage (0 off ``member`` and in groups of one).
+        used: rows whose item enters the weighted mean (members with a non-zero advantage).
+    """
+
+    level: int
+    weight: float
+    member: NDArray[np.bool_]
+    group: NDArray[np.int64]
+    advantage: NDArray[np.float64]
+    used: NDArray[np.bool_]
+
+
+def hgpo_levels(
+    batch: StepBatch,
+    *,
+    mode: Mode = "mean_std_norm",
+    history_length: int = 2,
+    length_weight_alpha: float = 1.0,
+    gamma: float = 0.95,
+    invalid_penalty: float = 0.1,
+    group_by_agent: bool = False,
+    epsilon: float = 1e-6,
+) -> list[HGPOLevel]:
+    """The levels :func:`hgpo_advantages` averages, for showing where a row's advantage came from.
+
+    Same arguments as :func:`hgpo_advantages` (less ``base_group``, whose item is the GRPO
+    episode advantage of weight 1). Levels no row is deep enough for are left out.
+
+    Raises:
+        ConfigurationError: a malformed batch or an invalid setting.
+    """
+    check_mode(mode)
+    _check_settings(history_length, length_weight_alpha)
+    layout = BatchLayout.from_batch(batch, group_by_agent=group_by_agent)
+    samples = step_return_samples(batch, layout, gamma=gamma, invalid_penalty=invalid_penalty)
+    by_agent = group_by_agent and batch.agent_id is not None
+    levels = _level_advantages(
+        layout, samples, history_length=history_length, mode=mode, epsilon=epsilon, by_agent=by_agent
+    )
+    return [
+        HGPOLevel(
+            level=level,
+            weight=float(level + 2) ** length_weight_alpha,
+            member=member,
+            group=codes,
+            advantage=np.where(member, advantage, 0.0),
+            used=member & (advantage != 0.0),
+        )
+        for level, member, advantage, codes in levels
+    ]
 
 
 def _level_advantages(
@@ -90,8 +152,8 @@ def _level_advantages(
     mode: Mode,
     epsilon: float,
     by_agent: bool,
-) -> Iterator[tuple[int, NDArray[np.bool_], NDArray[np.float64]]]:
-    """Yield ``(level, member, advantage)`` for levels 0..K.
+) -> Iterator[tuple[int, NDArray[np.bool_], NDArray[np.float64], NDArray[np.int64]]]:
+    """Yield ``(level, member, advantage, group codes)`` for levels 0..K.
 
     ``member`` marks the rows deep enough for the level; ``advantage`` (every row) is their
     per-level advantage, 0 where their group has fewer than two members.
@@ -117,7 +179,7 @@ def _level_advantages(
         advantage = normalize_in_groups(
             codes, samples, n_codes, mode=mode, ddof=0, epsilon=epsilon, singleton="zero", order=value_order
         )
-        yield level, member, advantage
+        yield level, member, advantage, codes
 
 
 def _add_items(

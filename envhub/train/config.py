@@ -238,6 +238,10 @@ class OutputConfig(_Strict):
     wandb: bool = Field(default=False, description="Log to Weights & Biases too (needs wandb installed).")
     wandb_project: str = "envhub"
     progress: bool = Field(default=True, description="A rich progress display on a terminal.")
+    save_groups: bool = Field(
+        default=True,
+        description="Write each iteration's groups to rollouts/iter_<k>.jsonl (what `envhub view` shows).",
+    )
 
 
 class TrainConfig(_Strict):

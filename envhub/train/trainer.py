@@ -66,7 +66,7 @@ from envhub.train.rollouts import (
 )
 from envhub.train.rows import build_rows
 from envhub.train.schedule import TaskSchedule
-from envhub.train.tracking import MetricsLogger
+from envhub.train.tracking import MetricsLogger, write_groups
 
 __all__ = ["IterationResult", "TrainResult", "Trainer", "rollout_metrics", "train"]
 
@@ -469,6 +469,9 @@ class Trainer:
                 rollout_s = time.perf_counter() - t0
                 metrics = await self._train_on([d.group for d in deliveries])
                 self.state.iteration += 1
+                if config.output.save_groups:
+                    groups = [d.group for d in deliveries]
+                    write_groups(self.run_dir, self.state.iteration, groups, rank=self.dist.rank)
                 self.state.consumed_groups += len(deliveries)
                 self.state.consumed_uids.extend(d.group.uid for d in deliveries)
                 sync = await source.push_weights(self._full_model(), self.state.policy_version + 1)

@@ -146,3 +146,31 @@ def test_bad_history_length_is_refused(k) -> None:
 def test_non_finite_alpha_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="length_weight_alpha"):
         hgpo_advantages(_batch(), length_weight_alpha=float("nan"))
+
+
+def test_levels_show_the_items_the_advantage_averages() -> None:
+    from envhub.algos import hgpo_levels
+
+    levels = hgpo_levels(_batch(), mode="mean_norm", gamma=1.0, history_length=2)
+    assert [lv.level for lv in levels] == [0, 1, 2]
+    assert [lv.weight for lv in levels] == [2.0, 3.0, 4.0]
+    # t1's last step (row 2): level 0 group c {1, 0, .5} -> +.5; level 1 (b,c) -> +.25; level 2 -> +.25.
+    assert [lv.advantage[2] for lv in levels] == pytest.approx([0.5, 0.25, 0.25])
+    # t2's middle step (d) is alone at every level: no item is used.
+    assert not any(lv.used[4] for lv in levels)
+    assert levels[0].group[2] == levels[0].group[5] == levels[0].group[8]  # the three 'c' steps
+    assert levels[2].group[2] == levels[2].group[8] != levels[2].group[5]
+
+
+def test_levels_reproduce_the_advantage_on_random_batches() -> None:
+    from envhub.algos import hgpo_levels
+
+    from .builders import random_rows
+
+    for seed in range(5):
+        batch = to_batch(random_rows(np.random.default_rng(seed)))
+        levels = hgpo_levels(batch, history_length=3, length_weight_alpha=0.5)
+        num = sum(np.where(lv.used, lv.weight * lv.advantage, 0.0) for lv in levels)
+        den = sum(np.where(lv.used, lv.weight, 0.0) for lv in levels)
+        expected = hgpo_advantages(batch, history_length=3, length_weight_alpha=0.5)
+        np.testing.assert_allclose(num / (den + EPS), expected, rtol=1e-12, atol=1e-12)

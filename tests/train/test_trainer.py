@@ -166,3 +166,24 @@ def test_envhub_plot_draws_a_run(small_model_dir: Path, tmp_path: Path) -> None:
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_run_records_each_iterations_groups_for_the_viewer(small_model_dir: Path, tmp_path: Path) -> None:
+    from envhub.train.tracking import group_files, read_groups
+
+    run = tmp_path / "run"
+    train(_config(small_model_dir, run, iterations=1))
+    files = group_files(run)
+    assert [f.name for f in files] == ["iter_000001.jsonl"]
+    groups = read_groups(files[0])
+    assert len(groups) == 2 and all(len(g.trajectories) == 2 for g in groups)
+    step = groups[0].trajectories[0].steps[0]
+    # What the per-token log-prob shading needs: the sampled ids and their logprobs.
+    assert step.response_token_ids and step.response_logprobs
+    assert len(step.response_token_ids) == len(step.response_logprobs)
+
+
+def test_recording_groups_can_be_switched_off(small_model_dir: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    train(_config(small_model_dir, run, iterations=1, **{"output.save_groups": False}))
+    assert not (run / "rollouts").exists()

@@ -75,6 +75,10 @@ def search_generate_command(
     )
 
 
+from envhub.eval.cli import eval_app  # noqa: E402  (the eval commands live in their layer)
+
+app.add_typer(eval_app, name="eval")
+
 model_app = typer.Typer(help="Build models locally (no download).", no_args_is_help=True)
 app.add_typer(model_app, name="model")
 

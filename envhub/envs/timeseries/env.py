@@ -181,3 +181,9 @@ def series_for(split: str, index: int) -> Series:
 
 # Keep the grammar message importable from the env module for prompts and docs.
 ACTION_HELP = EXPECTED
+
+
+def breakdown(task_id: str, task_score: float) -> dict[str, str]:
+    """``envhub eval``'s breakdown of a TimeSeries-v0 episode: the task's anomaly kind."""
+    split, _, index = task_id.rpartition("-")
+    return {"anomaly_kind": series_for(split, int(index)).kind}

@@ -10,8 +10,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["eval_app"]
-
 eval_app = typer.Typer(
     help="Evaluate a policy on an env: success, pass@k, pass^k, per-family breakdowns, a report.",
     invoke_without_command=True,
@@ -37,10 +35,14 @@ def eval_command(
     task: Annotated[list[str] | None, typer.Option(help="Explicit task id (repeatable).")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first LIMIT tasks.")] = None,
     n: Annotated[int, typer.Option(help="Samples per task.")] = 1,
-    k: Annotated[list[int] | None, typer.Option(help="k of pass@k / avg@k / pass^k (repeatable, <= n).")] = None,
+    k: Annotated[
+        list[int] | None, typer.Option(help="k of pass@k / avg@k / pass^k (repeatable, <= n).")
+    ] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
     max_tokens: Annotated[int, typer.Option(help="Most tokens per response.")] = 256,
-    max_steps: Annotated[int | None, typer.Option(help="Steps per episode (the env's limit if unset).")] = None,
+    max_steps: Annotated[
+        int | None, typer.Option(help="Steps per episode (the env's limit if unset).")
+    ] = None,
     concurrency: Annotated[int, typer.Option(help="Tasks played at once.")] = 8,
     seed: Annotated[int, typer.Option(help="Task t is reset with seed + t.")] = 0,
     agentocr: Annotated[bool, typer.Option(help="Show the history as an image (AgentOCR).")] = False,
@@ -107,13 +109,17 @@ def eval_command(
 
         report = evaluate(config, out, on_event=on_event, on_tasks=on_tasks)
     Console().print(_headline_table(report))
-    Console().print(f"report: {out / 'report.json'}, {out / 'summary.md'}, episodes: {out / 'episodes.jsonl'}")
+    Console().print(
+        f"report: {out / 'report.json'}, {out / 'summary.md'}, episodes: {out / 'episodes.jsonl'}"
+    )
 
 
 def _headline_table(report: dict[str, Any]) -> Table:
     from envhub.eval.report import format_interval as _fmt
 
-    table = Table(title=f"{report['env_id']} · {report['policy']} · {report['tasks']} tasks x n={report['n']}")
+    table = Table(
+        title=f"{report['env_id']} · {report['policy']} · {report['tasks']} tasks x n={report['n']}"
+    )
     table.add_column("metric")
     table.add_column("value (95% CI)", justify="right")
     table.add_row("success", _fmt(report["success"]))

@@ -78,8 +78,8 @@ def wilson(successes: int, total: int, confidence: float = 0.95) -> Interval:
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
     return {
         "value": p,
-        "lo": max(0.0, centre - half),
-        "hi": min(1.0, centre + half),
+        "lo": 0.0 if successes == 0 else max(0.0, centre - half),
+        "hi": 1.0 if successes == total else min(1.0, centre + half),
         "method": "wilson",
         "confidence": confidence,
     }

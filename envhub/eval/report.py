@@ -240,9 +240,8 @@ def write_markdown(report: Mapping[str, Any], path: Path) -> None:
         if stats is None:
             lines.append(f"| {key} | - | - | - | - |")
         else:
-            lines.append(
-                f"| {key} | {stats['mean']:.2f} | {stats['p50']:.2f} | {stats['p90']:.2f} | {stats['max']:.2f} |"
-            )
+            cells = " | ".join(f"{stats[q]:.2f}" for q in ("mean", "p50", "p90", "max"))
+            lines.append(f"| {key} | {cells} |")
     for dim, labels in report["breakdown"].items():
         lines += ["", f"## by {dim}", "", f"| {dim} | tasks | episodes | success | mean reward |"]
         lines.append("|---|---|---|---|---|")

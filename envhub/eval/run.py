@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from envhub.core.errors import ConfigurationError, UnknownEnvError
 from envhub.core.records import Group
-from envhub.core.registry import EnvSpec
+from envhub.core.registry import EnvSpec, load_entry_point
 from envhub.eval.report import (
     BreakdownFn,
     breakdown_of,
@@ -43,6 +43,7 @@ __all__ = [
     "SUMMARY",
     "EpisodeSink",
     "EvalConfig",
+    "TaskSeededPolicy",
     "build_policy",
     "evaluate",
     "evaluate_async",
@@ -132,22 +133,67 @@ def build_policy(config: EvalConfig, spec: EnvSpec | None) -> PolicyBackend:
     policy = config.policy
     if policy is None:
         if config.policy_url is None or config.model is None:
-            raise ConfigurationError("Give --policy (builtin, random, scripted:...), or --policy-url and --model.")
+            raise ConfigurationError(
+                "Give --policy (builtin, random, scripted:...), or --policy-url and --model."
+            )
         return build_backend(
             PolicyEndpoint(base_url=config.policy_url, model=config.model, tokenizer=config.tokenizer), 0
         )
     if policy in ("builtin", "random"):
         if spec is None:
-            raise ConfigurationError(f"--policy {policy} needs an env this install knows; {config.env!r} is not one.")
+            raise ConfigurationError(
+                f"--policy {policy} needs an env this install knows; {config.env!r} is not one."
+            )
         path = spec.demo_policy if policy == "builtin" else spec.baseline_policy
         if path is None:
-            raise ConfigurationError(f"{spec.id} has no built-in policy; give --policy scripted:<module>:<callable>.")
-        return build_backend(f"scripted:{path}", 0)
+            raise ConfigurationError(
+                f"{spec.id} has no built-in policy; give --policy scripted:<module>:<callable>."
+            )
+        policy = f"scripted:{path}"
     if policy.startswith("transformers:"):
         from envhub.policy.transformers_backend import TransformersBackend
 
         return TransformersBackend(policy.removeprefix("transformers:"), tokenizer=config.tokenizer)
-    return build_backend(policy if policy.startswith("scripted:") else f"scripted:{policy}", 0)
+    policy = policy if policy.startswith("scripted:") else f"scripted:{policy}"
+    target = _policy_class(policy)
+    if target is not None:
+        from envhub.policy.scripted import ScriptedBackend
+
+        return ScriptedBackend(make_policy=lambda member: TaskSeededPolicy(target, member, config.seed))
+    return build_backend(policy, 0)
+
+
+def _policy_class(spec: str) -> type | None:
+    """The Policy class a scripted spec names (None for backend factories and scripts)."""
+    try:
+        target = load_entry_point(spec.removeprefix("scripted:"))
+    except (ImportError, AttributeError, ValueError):
+        return None  # build_backend raises the error that says how to fix it
+    if isinstance(target, type) and hasattr(target, "act") and hasattr(target, "reset"):
+        return target
+    return None
+
+
+class TaskSeededPolicy:
+    """A scripted Policy re-made for every episode with a seed of (task id, sample, eval seed).
+
+    The scripted backend seeds a Policy with the member index alone, so a random policy would
+    play every task the same way; here each (task, sample) gets its own, reproducible, seed.
+    """
+
+    def __init__(self, cls: type, member: int, seed: int) -> None:
+        self._cls = cls
+        self._member = member
+        self._seed = seed
+        self._inner: Any = None
+
+    def reset(self, observation: str, info: dict[str, Any]) -> None:
+        key = f"{info.get('task_id')}:{self._member}:{self._seed}".encode()
+        self._inner = self._cls(int.from_bytes(hashlib.sha256(key).digest()[:4], "big"))
+        self._inner.reset(observation, info)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return str(self._inner.act(observation, info))
 
 
 def read_episodes(out: str | Path, *, repair: bool = False) -> list[dict[str, Any]]:
@@ -215,6 +261,25 @@ class EpisodeSink:
         return None
 
 
+def _complete_tasks(out: Path, n: int) -> set[tuple[int, str]]:
+    """The (slot, task id) pairs with all n episodes in the file; rows of incomplete tasks are removed.
+
+    A task's episodes are written in one write, so only a torn write leaves a task incomplete.
+    """
+    rows = read_episodes(out, repair=True)
+    count: dict[tuple[int, str], int] = {}
+    for row in rows:
+        key = (int(row["slot"]), str(row["task_id"]))
+        count[key] = count.get(key, 0) + 1
+    done = {key for key, c in count.items() if c >= n}
+    if len(done) < len(count):
+        kept = [r for r in rows if (int(r["slot"]), str(r["task_id"])) in done]
+        tmp = out / (EPISODES + ".tmp")
+        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
+        os.replace(tmp, out / EPISODES)
+    return done
+
+
 def _check_config(out: Path, config: EvalConfig) -> None:
     path = out / CONFIG
     given = config.model_dump(mode="json")
@@ -266,7 +331,9 @@ async def evaluate_async(
     job_id = config.job_id()
     started: dict[str, float] = {}
     slots: dict[str, int] = {}
-    sink = EpisodeSink(out / EPISODES, job_id=job_id, breakdown=breakdown_of(spec), started=started, slots=slots)
+    sink = EpisodeSink(
+        out / EPISODES, job_id=job_id, breakdown=breakdown_of(spec), started=started, slots=slots
+    )
 
     def event(e: EngineEvent) -> None:
         if e.kind == "group_started":
@@ -295,7 +362,7 @@ async def evaluate_async(
         if not task_ids:
             raise ConfigurationError(f"Split {config.split!r} of {env_id} has no tasks.", split=config.split)
         tasks = await engine.resolve_tasks(task_ids=list(task_ids))
-        done = {(r["slot"], r["task_id"]) for r in read_episodes(out, repair=True)}
+        done = _complete_tasks(out, config.n)
         todo: list[GroupTask] = [t for t in tasks if (t.slot, t.task_id) not in done]
         if on_tasks is not None:
             on_tasks(len(tasks), len(tasks) - len(todo))

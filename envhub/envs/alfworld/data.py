@@ -46,6 +46,7 @@ __all__ = [
     "AlfworldDataSettings",
     "DataRoot",
     "GameRecord",
+    "breakdown",
     "data_status",
     "discover_games",
     "embedded_data_dir",

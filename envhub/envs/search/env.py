@@ -20,7 +20,7 @@ from envhub.envs.search.retrieval import (
 from envhub.envs.search.retrievers import make_retriever
 from envhub.envs.search.scoring import SCORERS, exact_match, normalize_answer, sub_exact_match, token_f1
 
-__all__ = ["SearchQAEnv"]
+__all__ = ["SearchQAEnv", "breakdown"]
 
 
 class SearchQAEnv(AgentEnv):

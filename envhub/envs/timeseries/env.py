@@ -16,7 +16,7 @@ from envhub.envs.timeseries.plot import plot_png
 from envhub.envs.timeseries.reward import score_answer
 from envhub.envs.timeseries.tools import summary
 
-__all__ = ["ACTION_HELP", "TEST_SIZE", "TimeSeriesEnv", "series_for"]
+__all__ = ["ACTION_HELP", "TEST_SIZE", "TimeSeriesEnv", "breakdown", "series_for"]
 
 TEST_SIZE = 500
 _INTRO = (

@@ -22,8 +22,10 @@ def test_eval_against_vllm_records_tokens_and_reports(
 ) -> None:
     out = tmp_path / "vllm-eval"
     args = [
-        "eval", "--env", "TimeSeries-v0", "--split", "test", "--limit", "2", "--n", "2", "--k", "1", "--k", "2",
-        "--policy-url", vllm_server.base_url, "--model", vllm_server.model, "--tokenizer", str(tiny_model_dir),
+        "eval", "--env", "TimeSeries-v0", "--split", "test", "--limit", "2",
+        "--n", "2", "--k", "1", "--k", "2",
+        "--policy-url", vllm_server.base_url, "--model", vllm_server.model,
+        "--tokenizer", str(tiny_model_dir),
         "--temperature", "0.7", "--max-tokens", "12", "--max-steps", "2", "-o", str(out),
     ]  # fmt: skip
     result = subprocess.run(

@@ -196,3 +196,24 @@ def test_compare_shows_both_reports_and_the_difference(tmp_path: Path) -> None:
     success_line = next(line for line in result.stdout.splitlines() if "│ success " in line)
     assert f"{diff:+.1f} pts" in success_line
     assert "pass@2" in result.stdout and "success[anomaly_kind=" in result.stdout
+
+
+def test_an_in_process_transformers_model_is_evaluated_with_its_tokens(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    config = EvalConfig(
+        env="TimeSeries-v0",
+        policy=f"transformers:{tiny_model_dir}",  # 4,096 positions: TimeSeries prompts are long
+        split="test",
+        limit=2,
+        n=2,
+        ks=[1, 2],
+        max_tokens=6,
+        max_steps=2,
+        temperature=1.0,
+    )
+    report = evaluate(config, tmp_path, plots=False)
+    assert report["episodes"] == 4
+    assert 0 < report["per_episode"]["response_tokens"]["mean"] <= 12
+    step = read_episodes(tmp_path)[0]["trajectory"]["steps"][0]
+    assert len(step["response_token_ids"]) == len(step["response_logprobs"]) <= 6

@@ -161,8 +161,16 @@ def specs() -> tuple[EnvSpec, ...]:
 
 
 def register_all() -> None:
-    """Register every catalogue entry with gymnasium (idempotent)."""
-    register_specs(specs())
+    """Register every catalogue entry and installed package's env with gymnasium (idempotent).
+
+    Two packages claiming one env id do not break ``import envhub``: the built-in catalogue is
+    registered, and listing, resolving or making an env raises the clash (:func:`plugin_envs`).
+    """
+    try:
+        found = specs()
+    except ConfigurationError:
+        found = catalog.CATALOG
+    register_specs(found)
 
 
 def _is_entry_point(name: str) -> bool:

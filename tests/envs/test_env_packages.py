@@ -83,6 +83,23 @@ def test_a_clash_names_both_packages(site: Path, tmp_path: Path) -> None:
     assert "envhub-guess 1.0" in message and "other-guess 2.0" in message and "pip uninstall" in message
 
 
+def test_a_clash_is_one_line_and_exit_2_on_the_command_line(site: Path, tmp_path: Path) -> None:
+    files = _scaffold_files(tmp_path, "guess")
+    _fake_dist(site, "envhub-guess", "1.0", "envhub_guess", "guess = envhub_guess.spec:SPECS", files)
+    _fake_dist(site, "other-guess", "2.0", "envhub_guess", "guess2 = envhub_guess.spec:SPECS", {})
+    for args in (["list"], ["serve", "guess"]):
+        out = subprocess.run(
+            [sys.executable, "-c", "from envhub.cli import main; main()", *args],
+            env={"PYTHONPATH": f"{site}:{REPO}", "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 2, (args, out.stderr)
+        assert "registered twice" in out.stderr and "Traceback" not in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+
+
 def test_a_package_cannot_take_a_built_in_id(site: Path, tmp_path: Path) -> None:
     files = _scaffold_files(tmp_path, "guess")
     files["spec.py"] = files["spec.py"].replace('id="guess/Guess-v0"', 'id="envhub/TimeSeries-v0"')

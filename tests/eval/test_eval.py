@@ -217,3 +217,15 @@ def test_an_in_process_transformers_model_is_evaluated_with_its_tokens(
     assert 0 < report["per_episode"]["response_tokens"]["mean"] <= 12
     step = read_episodes(tmp_path)[0]["trajectory"]["steps"][0]
     assert len(step["response_token_ids"]) == len(step["response_logprobs"]) <= 6
+
+
+def test_an_explicit_task_list_is_played_in_its_order(tmp_path: Path) -> None:
+    tasks = ["test-9", "test-2", "test-40"]
+    report = evaluate(
+        EvalConfig(env="TimeSeries-v0", policy="random", tasks=tasks, n=3, ks=[1, 3]), tmp_path, plots=False
+    )
+    rows = read_episodes(tmp_path)
+    assert report["tasks"] == 3 and report["n"] == 3
+    assert sorted((r["slot"], r["task_id"]) for r in rows if r["sample"] == 0) == list(enumerate(tasks))
+    # One seed per (task, sample): the random policy's samples of a task are not all alike.
+    assert len({json.dumps(r["trajectory"]["steps"][0]["action"]) for r in rows}) > 3

@@ -219,7 +219,7 @@ def test_an_in_process_transformers_model_is_evaluated_with_its_tokens(
     assert len(step["response_token_ids"]) == len(step["response_logprobs"]) <= 6
 
 
-def test_an_explicit_task_list_is_played_in_its_order(tmp_path: Path) -> None:
+def test_an_explicit_task_list_gives_one_slot_per_task_in_list_order(tmp_path: Path) -> None:
     tasks = ["test-9", "test-2", "test-40"]
     report = evaluate(
         EvalConfig(env="TimeSeries-v0", policy="random", tasks=tasks, n=3, ks=[1, 3]), tmp_path, plots=False

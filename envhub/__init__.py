@@ -10,6 +10,7 @@ Importing envhub registers every env id with gymnasium (strings only; no env is 
 
 from envhub.core import (
     AgentEnv,
+    ContractViolation,
     DataNotFoundError,
     EnvhubError,
     Group,
@@ -18,6 +19,7 @@ from envhub.core import (
     Trajectory,
     UnknownEnvError,
     UnknownTaskError,
+    check_env,
 )
 from envhub.envs import list_envs, make, register_all
 
@@ -27,6 +29,7 @@ register_all()
 
 __all__ = [
     "AgentEnv",
+    "ContractViolation",
     "DataNotFoundError",
     "EnvhubError",
     "Group",
@@ -36,6 +39,7 @@ __all__ = [
     "UnknownEnvError",
     "UnknownTaskError",
     "__version__",
+    "check_env",
     "list_envs",
     "make",
     "register_all",

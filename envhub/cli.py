@@ -75,6 +75,26 @@ def search_generate_command(
     )
 
 
+from envhub.eval.cli import eval_app  # noqa: E402  (the eval commands live in their layer)
+
+app.add_typer(eval_app, name="eval")
+
+env_app = typer.Typer(help="Env packages: third-party env families.", no_args_is_help=True)
+app.add_typer(env_app, name="env")
+
+
+@env_app.command("new")
+def env_new_command(
+    name: Annotated[str, typer.Argument(help="Family name, e.g. 'guess' (the package is envhub-guess).")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Folder to create the package in.")] = Path("."),
+) -> None:
+    """Scaffold an env package: pyproject with the envhub.envs entry point, env, EnvSpec, tests."""
+    from envhub.envs.scaffold import new_env_package
+
+    root = new_env_package(name, out)
+    Console().print(f"wrote {root}; `pip install {root}` and it appears in `envhub list`")
+
+
 model_app = typer.Typer(help="Build models locally (no download).", no_args_is_help=True)
 app.add_typer(model_app, name="model")
 
@@ -148,17 +168,18 @@ def serve_shop_command(
 
 @app.command("list")
 def list_command() -> None:
-    """List every registered env with its splits and whether its data is available."""
+    """List every registered env (built in or from an installed package) and whether its data is available."""
     from envhub.envs.registry import list_envs
 
     table = Table(title="envhub environments")
-    for column in ("id", "family", "splits", "data", "description / how to get data"):
+    for column in ("id", "family", "package", "splits", "data", "description / how to get data"):
         table.add_column(column)
     for row in list_envs():
         data = f"[green]yes[/] ({row.data_source})" if row.data_available else "[red]no[/]"
         text = row.description if row.data_available else f"{row.description}\n[yellow]{row.how_to_get}[/]"
-        table.add_row(row.id, row.family, ", ".join(row.splits), data, text)
-    Console(width=160).print(table)
+        package = f"{row.package} {row.version}"
+        table.add_row(row.id, row.family, package, ", ".join(row.splits), data, text)
+    Console(width=180).print(table)
 
 
 @app.command("demo")

@@ -4,6 +4,7 @@ The HTTP wire models, which the server and the client both import, are in
 :mod:`envhub.core.wire`.
 """
 
+from envhub.core.checker import ContractViolation, check_env
 from envhub.core.env import INFO_KEYS, AgentEnv, Outcome
 from envhub.core.errors import (
     ConfigurationError,
@@ -23,6 +24,7 @@ __all__ = [
     "INFO_KEYS",
     "AgentEnv",
     "ConfigurationError",
+    "ContractViolation",
     "DataNotFoundError",
     "DataStatus",
     "DependencyMissingError",
@@ -40,6 +42,7 @@ __all__ = [
     "UnknownEnvError",
     "UnknownTaskError",
     "canonical_anchor",
+    "check_env",
     "load_entry_point",
     "register_specs",
 ]

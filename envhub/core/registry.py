@@ -77,6 +77,9 @@ class EnvSpec:
     advantage_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # "module:Class" that gymnasium.make_vec builds in its default mode (None: SyncVectorEnv)
     vector_entry_point: str | None = None
+    # "module:function", f(task_id, task_score) -> {dimension: label}: how `envhub eval` breaks
+    # results down (ALFWorld's task types, WebShop's score buckets, ...). None: no breakdown.
+    breakdown: str | None = None
 
     def status(self) -> DataStatus:
         """Ask the family whether its data is available (imports only the data module)."""

@@ -51,6 +51,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         demo_episodes=12,  # ~0.4 s per cold reset on the real engine
         projection="alfworld",
         prompt="envhub.envs.alfworld.prompt",
+        breakdown="envhub.envs.alfworld.data:breakdown",
         render_preset="envhub.render:RenderConfig.alfworld",
         advantage_defaults={
             "gigpo": {"mode": "mean_std_norm"},
@@ -82,6 +83,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         baseline_policy="envhub.envs.search.policy:FirstTitlePolicy",
         projection="search",
         prompt="envhub.envs.search.prompt",
+        breakdown="envhub.envs.search.env:breakdown",
         render_preset="envhub.render:RenderConfig.search",
         advantage_defaults={
             "grpo": {"invalid_penalty": 0.01},
@@ -141,6 +143,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         baseline_policy="envhub.envs.timeseries.policy:RandomToolPolicy",
         projection="think_action",
         prompt="envhub.envs.timeseries.prompt",
+        breakdown="envhub.envs.timeseries.env:breakdown",
     ),
     EnvSpec(
         id="envhub/TimeSeriesUCR-v0",
@@ -163,6 +166,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         demo_policy="envhub.envs.webshop.policy:ScriptedShopper",
         projection="webshop",
         prompt="envhub.envs.webshop.prompt",
+        breakdown="envhub.envs.webshop.env:breakdown",
         advantage_defaults=_WEBSHOP_ADVANTAGES,
     ),
     EnvSpec(
@@ -177,6 +181,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         demo_episodes=4,  # ~0.2 s a step in a real browser
         projection="webshop",
         prompt="envhub.envs.webshop.prompt",
+        breakdown="envhub.envs.webshop.env:breakdown",
         advantage_defaults=_WEBSHOP_ADVANTAGES,
     ),
 )

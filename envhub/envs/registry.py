@@ -8,16 +8,38 @@ all of them at once.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
 import gymnasium
 
-from envhub.core.errors import UnknownEnvError
+from envhub.core.errors import ConfigurationError, UnknownEnvError
 from envhub.core.registry import EnvSpec, load_entry_point, register_specs
 from envhub.envs import catalog
 
-__all__ = ["EnvListing", "list_envs", "make", "register_all", "resolve", "resolve_all", "specs"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EnvListing",
+    "PluginEnv",
+    "list_envs",
+    "make",
+    "package_of",
+    "plugin_envs",
+    "register_all",
+    "reload_plugins",
+    "resolve",
+    "resolve_all",
+    "specs",
+]
+
+#: The entry-point group third-party env packages register in (pyproject:
+#: ``[project.entry-points."envhub.envs"] name = "package.spec:SPECS"``). The value names an
+#: :class:`EnvSpec`, a sequence of them, or a function returning either; it should import
+#: nothing but ``envhub.core.registry`` (the env class is imported when the env is made).
+ENTRY_POINT_GROUP = "envhub.envs"
 
 
 @dataclass(frozen=True)
@@ -31,17 +53,124 @@ class EnvListing:
     data_available: bool
     data_source: str
     how_to_get: str
+    package: str = "envhub-rl"
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class PluginEnv:
+    """An env an installed package registered through the ``envhub.envs`` entry-point group."""
+
+    spec: EnvSpec
+    package: str
+    version: str
+    entry_point: str  # "name = value" as the package declared it
+
+
+_plugins: tuple[PluginEnv, ...] | None = None
+
+
+def _as_specs(value: Any) -> list[EnvSpec]:
+    if callable(value) and not isinstance(value, EnvSpec):
+        value = value()
+    found = [value] if isinstance(value, EnvSpec) else list(value) if isinstance(value, Iterable) else []
+    if not found or not all(isinstance(v, EnvSpec) for v in found):
+        raise TypeError(
+            "the entry point must name an EnvSpec, a sequence of EnvSpecs, or a function returning one"
+        )
+    return found
+
+
+def _load_plugins() -> tuple[PluginEnv, ...]:
+    found: list[PluginEnv] = []
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        dist = ep.dist
+        package = dist.metadata["Name"] if dist is not None else "?"
+        version = dist.version if dist is not None else "?"
+        try:
+            loaded = _as_specs(ep.load())
+        except Exception as exc:  # a broken package must not take envhub down with it
+            warnings.warn(
+                f"envhub: the env package {package} {version} failed to load its entry point "
+                f"'{ep.name} = {ep.value}' ({type(exc).__name__}: {exc}); its envs are skipped. "
+                f"Fix or uninstall it (pip uninstall {package}).",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            continue
+        found += [PluginEnv(spec, package, version, f"{ep.name} = {ep.value}") for spec in loaded]
+    _check_clashes(found)
+    return tuple(found)
+
+
+def _check_clashes(plugins: list[PluginEnv]) -> None:
+    owner: dict[str, str] = {s.id: f"envhub-rl {_own_version()} (built in)" for s in catalog.CATALOG}
+    for plugin in plugins:
+        here = f"{plugin.package} {plugin.version} ({plugin.entry_point})"
+        other = owner.get(plugin.spec.id)
+        if other is not None:
+            raise ConfigurationError(
+                f"Env id {plugin.spec.id!r} is registered twice: by {other} and by {here}. Env ids must "
+                f"be unique: rename the id in one package's EnvSpec, or uninstall one (pip uninstall "
+                f"{plugin.package}).",
+                env_id=plugin.spec.id,
+            )
+        owner[plugin.spec.id] = here
+
+
+def _own_version() -> str:
+    try:
+        return metadata.version("envhub-rl")
+    except metadata.PackageNotFoundError:
+        return "dev"
+
+
+def plugin_envs() -> tuple[PluginEnv, ...]:
+    """The envs installed packages registered (loaded once, on first use).
+
+    Raises:
+        ConfigurationError: two packages (or a package and envhub) register the same env id.
+    """
+    global _plugins
+    if _plugins is None:
+        _plugins = _load_plugins()
+    return _plugins
+
+
+def reload_plugins() -> tuple[PluginEnv, ...]:
+    """Read the ``envhub.envs`` entry points again (after installing a package in this process)."""
+    global _plugins
+    _plugins = None
+    found = plugin_envs()
+    register_specs(p.spec for p in found)
+    return found
+
+
+def package_of(spec: EnvSpec) -> tuple[str, str]:
+    """The distribution that provides ``spec`` and its version."""
+    for plugin in plugin_envs():
+        if plugin.spec is spec:
+            return plugin.package, plugin.version
+    return "envhub-rl", _own_version()
 
 
 def specs() -> tuple[EnvSpec, ...]:
-    """Every catalogue entry, in catalogue order."""
+    """Every catalogue entry, in catalogue order, then the envs of installed packages."""
     # Read at call time (not bound at import) so the catalogue stays the one source.
-    return catalog.CATALOG
+    return (*catalog.CATALOG, *(p.spec for p in plugin_envs()))
 
 
 def register_all() -> None:
-    """Register every catalogue entry with gymnasium (idempotent)."""
-    register_specs(specs())
+    """Register every catalogue entry and installed package's env with gymnasium (idempotent).
+
+    Two packages claiming one env id do not break ``import envhub``: the built-in catalogue is
+    registered, and listing, resolving or making an env raises the clash (:func:`plugin_envs`).
+    """
+    try:
+        found = specs()
+    except ConfigurationError:
+        found = catalog.CATALOG
+    register_specs(found)
 
 
 def _is_entry_point(name: str) -> bool:
@@ -116,10 +245,11 @@ def make(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
 
 
 def list_envs() -> list[EnvListing]:
-    """Every registered env with its data status (imports each family's data module only)."""
+    """Every registered env with its data status and package (imports each family's data module only)."""
     rows = []
     for spec in specs():
         status = spec.status()
+        package, version = package_of(spec)
         rows.append(
             EnvListing(
                 id=spec.id,
@@ -129,6 +259,8 @@ def list_envs() -> list[EnvListing]:
                 data_available=status.available,
                 data_source=status.source,
                 how_to_get=status.how_to_get,
+                package=package,
+                version=version,
             )
         )
     return rows

@@ -42,6 +42,7 @@ from envhub.algos import compute_advantages, default_config
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group
 from envhub.envs import resolve
+from envhub.eval.report import metrics_from_groups
 from envhub.policy.base import SamplingParams
 from envhub.rollout.engine import GroupTask
 from envhub.rollout.queue.base import Delivery, GroupQueue
@@ -655,7 +656,10 @@ class Trainer:
             tasks, version=self.state.policy_version, sampling=sampling, group_size=v.group_size, queue=queue
         )
         groups = [d.group for d in await queue.get(len(tasks), timeout_s=1.0)]
-        return {k.replace("rollout/", "val/"): value for k, value in rollout_metrics(groups).items()}
+        metrics = {k.replace("rollout/", "val/"): value for k, value in rollout_metrics(groups).items()}
+        # The numbers `envhub eval` reports (intervals, pass@k, pass^k, the env's breakdown).
+        ks = range(1, v.group_size + 1)
+        return {**metrics, **metrics_from_groups(groups, spec=self.spec, ks=ks, prefix="val/")}
 
 
 def train(config: TrainConfig, **kwargs: Any) -> TrainResult:

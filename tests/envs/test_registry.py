@@ -71,6 +71,18 @@ def test_check_env_passes(spec: Any) -> None:
         env.close()
 
 
+@pytest.mark.parametrize("spec", _local_envs(), ids=lambda s: s.id)
+def test_envhub_check_env_passes(spec: Any) -> None:
+    """envhub's public checker: Gymnasium's checks plus the contract (determinism, anchors, ...)."""
+    _available(spec.id)
+    env = envhub.make(spec.id)
+    try:
+        slow = spec.demo_episodes is not None  # real engines and browsers: fewer steps, same checks
+        envhub.check_env(env, steps=2 if slow else 5, tasks=1 if slow else 2)
+    finally:
+        env.close()
+
+
 def _rollout(env: gymnasium.Env[Any, Any], task_id: str, seed: int, steps: int) -> list[Any]:
     obs, info = env.reset(seed=seed, options={"task_id": task_id})
     trace: list[Any] = [obs, {k: info[k] for k in INFO_KEYS}]

@@ -156,6 +156,12 @@ def test_validation_runs_every_k_iterations_at_temperature_0_4(small_model_dir: 
     result = train(config)
     assert "val/success" not in result.iterations[0].metrics
     assert result.iterations[1].metrics["val/episodes"] == 2.0
+    # The same numbers `envhub eval` reports (envhub.eval), logged with the run's metrics.
+    logged = read_metrics(tmp_path / "val")[-1]
+    for key in ("val/success_lo", "val/success_hi", "val/pass@1", "val/pass^1"):
+        assert key in logged, sorted(logged)
+    assert logged["val/success_lo"] <= logged["val/success"] <= logged["val/success_hi"]
+    assert any(key.startswith("val/success/hops/") for key in logged)  # SearchQA's declared breakdown
 
 
 def test_envhub_plot_draws_a_run(small_model_dir: Path, tmp_path: Path) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "AlfworldDataSettings",
     "DataRoot",
     "GameRecord",
+    "breakdown",
     "data_status",
     "discover_games",
     "embedded_data_dir",
@@ -307,3 +308,8 @@ def data_status() -> DataStatus:
         f"embedded, {len(games)} games" if root.embedded else f"{root.json_dir} ({len(games)} train games)"
     )
     return DataStatus(available=True, source=source)
+
+
+def breakdown(task_id: str, task_score: float) -> dict[str, str]:
+    """``envhub eval``'s breakdown of an ALFWorld episode: its task type (one of the six)."""
+    return {"task_type": task_type_of(task_id)}

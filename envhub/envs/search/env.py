@@ -20,7 +20,7 @@ from envhub.envs.search.retrieval import (
 from envhub.envs.search.retrievers import make_retriever
 from envhub.envs.search.scoring import SCORERS, exact_match, normalize_answer, sub_exact_match, token_f1
 
-__all__ = ["SearchQAEnv"]
+__all__ = ["SearchQAEnv", "breakdown"]
 
 
 class SearchQAEnv(AgentEnv):
@@ -250,3 +250,14 @@ class SearchQAEnv(AgentEnv):
     def retriever(self) -> Retriever:
         """The retriever this env searches with."""
         return self._retriever
+
+
+def breakdown(task_id: str, task_score: float) -> dict[str, str]:
+    """``envhub eval``'s breakdown of a Search-QA episode: the question's hop count.
+
+    Read from the dataset this install uses (``ENVHUB_SEARCH_DATA_DIR`` or the embedded one);
+    ``"unknown"`` when the question is not in it or records no hop count.
+    """
+    question = shared_dataset(default_data_dir(), SearchQAEnv.splits).question_index().get(task_id)
+    hops = question.hops if question is not None else 0
+    return {"hops": str(hops) if hops else "unknown"}

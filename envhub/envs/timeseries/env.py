@@ -16,7 +16,7 @@ from envhub.envs.timeseries.plot import plot_png
 from envhub.envs.timeseries.reward import score_answer
 from envhub.envs.timeseries.tools import summary
 
-__all__ = ["ACTION_HELP", "TEST_SIZE", "TimeSeriesEnv", "series_for"]
+__all__ = ["ACTION_HELP", "TEST_SIZE", "TimeSeriesEnv", "breakdown", "series_for"]
 
 TEST_SIZE = 500
 _INTRO = (
@@ -181,3 +181,9 @@ def series_for(split: str, index: int) -> Series:
 
 # Keep the grammar message importable from the env module for prompts and docs.
 ACTION_HELP = EXPECTED
+
+
+def breakdown(task_id: str, task_score: float) -> dict[str, str]:
+    """``envhub eval``'s breakdown of a TimeSeries-v0 episode: the task's anomaly kind."""
+    split, _, index = task_id.rpartition("-")
+    return {"anomaly_kind": series_for(split, int(index)).kind}

@@ -10,7 +10,7 @@ from envhub.core.env import AgentEnv, Outcome
 from envhub.envs.webshop.data import WEBSHOP_SEED, ShopData, load_shop_data
 from envhub.envs.webshop.shop import Page, ShopSession
 
-__all__ = ["WIN_REWARD", "WebShopEnv", "admissible_actions", "clean_observation"]
+__all__ = ["WIN_REWARD", "WebShopEnv", "admissible_actions", "breakdown", "clean_observation"]
 
 #: Training reward for a perfect purchase (verl-agent: 10 if the raw score is 1.0, else 0).
 WIN_REWARD = 10.0
@@ -184,3 +184,23 @@ class WebShopEnv(AgentEnv):
             admissible_actions=admissible_actions(page),
             extra=extra,
         )
+
+
+#: Upper bounds of WebShop's score buckets (a score of exactly 1.0 is its own bucket: a win).
+_SCORE_BUCKETS = (
+    (0.0, "0"),
+    (0.25, "(0,0.25)"),
+    (0.5, "[0.25,0.5)"),
+    (0.75, "[0.5,0.75)"),
+    (1.0, "[0.75,1)"),
+)
+
+
+def breakdown(task_id: str, task_score: float) -> dict[str, str]:
+    """``envhub eval``'s breakdown of a WebShop episode: the bucket of its raw score."""
+    if task_score >= 1.0:
+        return {"score_bucket": "1"}
+    if task_score <= 0.0:
+        return {"score_bucket": "0"}
+    label = next(name for bound, name in _SCORE_BUCKETS[1:] if task_score < bound)
+    return {"score_bucket": label}

@@ -1,0 +1,395 @@
+"""``evaluate``: play a split (or tasks) n times per task through the rollout engine and report.
+
+The episodes are played by :class:`~envhub.rollout.engine.RolloutEngine` with the same
+:class:`~envhub.rollout.context.ContextConfig` (prompt, projection, memory, AgentOCR) and policy
+backends as training; one group of ``n`` members per task. Each finished group is appended to
+``OUT/episodes.jsonl`` whole (flushed and fsynced) by :class:`EpisodeSink`, so a run started again
+on the same folder plays only the tasks that are not in the file yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from envhub.core.errors import ConfigurationError, UnknownEnvError
+from envhub.core.records import Group
+from envhub.core.registry import EnvSpec, load_entry_point
+from envhub.eval.report import (
+    BreakdownFn,
+    breakdown_of,
+    build_report,
+    episode_row,
+    write_markdown,
+    write_plots,
+)
+from envhub.policy.base import PolicyBackend
+from envhub.rollout.context import ContextConfig
+from envhub.rollout.engine import EngineConfig, EngineEvent, GroupTask, RolloutEngine, group_uid
+from envhub.rollout.queue.base import Delivery
+
+__all__ = [
+    "CONFIG",
+    "EPISODES",
+    "REPORT",
+    "SUMMARY",
+    "EpisodeSink",
+    "EvalConfig",
+    "TaskSeededPolicy",
+    "build_policy",
+    "evaluate",
+    "evaluate_async",
+    "read_episodes",
+]
+
+EPISODES = "episodes.jsonl"
+CONFIG = "eval.json"
+REPORT = "report.json"
+SUMMARY = "summary.md"
+
+
+class EvalConfig(BaseModel):
+    """What to evaluate: an env, a policy, tasks, n samples per task, sampling."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env: str = Field(description="Env id, short name or family (in-process unless env_urls are given).")
+    env_urls: list[str] = Field(default_factory=list, description="Env server replicas (`envhub serve`).")
+    policy: str | None = Field(
+        default=None,
+        description=(
+            "builtin | random | scripted:<module>:<callable> | <module>:<callable> | transformers:<dir>; "
+            "or leave it unset and give policy_url and model."
+        ),
+    )
+    policy_url: str | None = Field(default=None, description="OpenAI-compatible base URL (…/v1).")
+    model: str | None = Field(default=None, description="Served model name.")
+    tokenizer: str | None = Field(default=None, description="Local tokenizer directory (exact token ids).")
+    split: str | None = Field(default=None, description="Task split (the env's default if unset).")
+    tasks: list[str] | None = Field(default=None, description="Explicit task ids (instead of a split).")
+    limit: int | None = Field(default=None, ge=1, description="Only the first LIMIT tasks.")
+    n: int = Field(default=1, ge=1, le=1024, description="Samples per task.")
+    ks: list[int] = Field(default_factory=lambda: [1], description="k of pass@k, avg@k, pass^k (k <= n).")
+    temperature: float = Field(default=1.0, ge=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=256, ge=1)
+    max_steps: int | None = Field(default=None, ge=1, description="Steps per episode (env's limit if unset).")
+    concurrency: int = Field(default=8, ge=1, description="Tasks played at once.")
+    seed: int = Field(default=0, ge=0, description="Task t is reset with seed + t.")
+    agentocr: bool = Field(default=False, description="Show the history as an image (AgentOCR).")
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("ks")
+    @classmethod
+    def _positive(cls, ks: list[int]) -> list[int]:
+        if not ks or any(k < 1 for k in ks):
+            raise ValueError("ks must be positive integers, e.g. [1, 4].")
+        return sorted(set(ks))
+
+    @model_validator(mode="after")
+    def _k_within_n(self) -> EvalConfig:
+        if max(self.ks) > self.n:
+            raise ValueError(
+                f"k={max(self.ks)} exceeds n={self.n}: pass@k needs n >= k samples per task; raise n."
+            )
+        return self
+
+    def policy_name(self) -> str:
+        return self.policy or f"{self.model}@{self.policy_url}"
+
+    def job_id(self) -> str:
+        """A stable id of this configuration (group uids are ``<job>:<slot>:<attempt>``)."""
+        digest = hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:10]
+        return f"eval-{digest}"
+
+
+def _spec(config: EvalConfig) -> EnvSpec | None:
+    from envhub.envs.registry import resolve
+
+    try:
+        return resolve(config.env)
+    except UnknownEnvError:
+        if config.env_urls:  # a served env this install does not know: no breakdown, no defaults
+            return None
+        raise
+
+
+def build_policy(config: EvalConfig, spec: EnvSpec | None) -> PolicyBackend:
+    """The backend ``config`` names (see :class:`EvalConfig.policy`).
+
+    Raises:
+        ConfigurationError: no policy given, or ``builtin`` for an env without a built-in policy.
+    """
+    from envhub.rollout.jobs import PolicyEndpoint, build_backend
+
+    policy = config.policy
+    if policy is None:
+        if config.policy_url is None or config.model is None:
+            raise ConfigurationError(
+                "Give --policy (builtin, random, scripted:...), or --policy-url and --model."
+            )
+        return build_backend(
+            PolicyEndpoint(base_url=config.policy_url, model=config.model, tokenizer=config.tokenizer), 0
+        )
+    if policy in ("builtin", "random"):
+        if spec is None:
+            raise ConfigurationError(
+                f"--policy {policy} needs an env this install knows; {config.env!r} is not one."
+            )
+        path = spec.demo_policy if policy == "builtin" else spec.baseline_policy
+        if path is None:
+            raise ConfigurationError(
+                f"{spec.id} has no built-in policy; give --policy scripted:<module>:<callable>."
+            )
+        policy = f"scripted:{path}"
+    if policy.startswith("transformers:"):
+        from envhub.policy.transformers_backend import TransformersBackend
+
+        return TransformersBackend(policy.removeprefix("transformers:"), tokenizer=config.tokenizer)
+    policy = policy if policy.startswith("scripted:") else f"scripted:{policy}"
+    target = _policy_class(policy)
+    if target is not None:
+        from envhub.policy.scripted import ScriptedBackend
+
+        return ScriptedBackend(make_policy=lambda member: TaskSeededPolicy(target, member, config.seed))
+    return build_backend(policy, 0)
+
+
+def _policy_class(spec: str) -> type | None:
+    """The Policy class a scripted spec names (None for backend factories and scripts)."""
+    try:
+        target = load_entry_point(spec.removeprefix("scripted:"))
+    except (ImportError, AttributeError, ValueError):
+        return None  # build_backend raises the error that says how to fix it
+    if isinstance(target, type) and hasattr(target, "act") and hasattr(target, "reset"):
+        return target
+    return None
+
+
+class TaskSeededPolicy:
+    """A scripted Policy re-made for every episode with a seed of (task id, sample, eval seed).
+
+    The scripted backend seeds a Policy with the member index alone, so a random policy would
+    play every task the same way; here each (task, sample) gets its own, reproducible, seed.
+    """
+
+    def __init__(self, cls: type, member: int, seed: int) -> None:
+        self._cls = cls
+        self._member = member
+        self._seed = seed
+        self._inner: Any = None
+
+    def reset(self, observation: str, info: dict[str, Any]) -> None:
+        key = f"{info.get('task_id')}:{self._member}:{self._seed}".encode()
+        self._inner = self._cls(int.from_bytes(hashlib.sha256(key).digest()[:4], "big"))
+        self._inner.reset(observation, info)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return str(self._inner.act(observation, info))
+
+
+def read_episodes(out: str | Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """The episode rows of ``OUT/episodes.jsonl`` (a torn last line is dropped, and cut when ``repair``)."""
+    path = Path(out) / EPISODES
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    rows: list[dict[str, Any]] = []
+    good = 0
+    for line in data.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+        good += len(line)
+    if repair and good < len(data):
+        with path.open("r+b") as f:
+            f.truncate(good)
+    return rows
+
+
+class EpisodeSink:
+    """A write-only GroupQueue: each group becomes its episode rows, appended whole and fsynced."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        job_id: str,
+        breakdown: BreakdownFn | None,
+        started: dict[str, float],
+        slots: dict[str, int],
+    ) -> None:
+        self._path = path
+        self._job_id = job_id
+        self._breakdown = breakdown
+        self._started = started
+        self._slots = slots
+        self.groups = 0
+
+    async def put(self, group: Group) -> None:
+        slot = self._slots[group.uid]
+        wall = time.monotonic() - self._started.get(group.uid, time.monotonic())
+        rows = [
+            episode_row(t, slot=slot, sample=i, wall_s=wall, breakdown=self._breakdown)
+            for i, t in enumerate(group.trajectories)
+        ]
+        blob = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+        with self._path.open("ab") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        self.groups += 1
+
+    async def get(self, count: int, *, timeout_s: float | None = None) -> list[Delivery]:
+        raise NotImplementedError("EpisodeSink is write-only; read the file with read_episodes().")
+
+    async def ack(self, deliveries: Sequence[Delivery]) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _complete_tasks(out: Path, n: int) -> set[tuple[int, str]]:
+    """The (slot, task id) pairs with all n episodes in the file; rows of incomplete tasks are removed.
+
+    A task's episodes are written in one write, so only a torn write leaves a task incomplete.
+    """
+    rows = read_episodes(out, repair=True)
+    count: dict[tuple[int, str], int] = {}
+    for row in rows:
+        key = (int(row["slot"]), str(row["task_id"]))
+        count[key] = count.get(key, 0) + 1
+    done = {key for key, c in count.items() if c >= n}
+    if len(done) < len(count):
+        kept = [r for r in rows if (int(r["slot"]), str(r["task_id"])) in done]
+        tmp = out / (EPISODES + ".tmp")
+        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
+        os.replace(tmp, out / EPISODES)
+    return done
+
+
+def _check_config(out: Path, config: EvalConfig) -> None:
+    path = out / CONFIG
+    given = config.model_dump(mode="json")
+    if path.exists():
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved != given:
+            diff = sorted(k for k in set(saved) | set(given) if saved.get(k) != given.get(k))
+            raise ConfigurationError(
+                f"{out} holds an eval with another configuration (differs in {', '.join(diff)}); "
+                "give a new --out, or the same settings to resume it.",
+                out=str(out),
+            )
+        return
+    path.write_text(json.dumps(given, indent=2) + "\n", encoding="utf-8")
+
+
+async def evaluate_async(
+    config: EvalConfig,
+    out: str | Path,
+    *,
+    on_event: Callable[[EngineEvent], None] | None = None,
+    on_tasks: Callable[[int, int], None] | None = None,
+    backend: PolicyBackend | None = None,
+    plots: bool = True,
+) -> dict[str, Any]:
+    """Play what is missing of the eval in ``out``, then write and return its report.
+
+    Args:
+        config: the eval.
+        out: the run folder (created; an existing one is resumed when its config matches).
+        on_event: every engine event (progress bars).
+        on_tasks: called once with (tasks in the run, tasks already done).
+        backend: a ready policy backend (overrides the one ``config`` names).
+        plots: write PNG plots.
+
+    Raises:
+        ConfigurationError: bad settings, or ``out`` holds another eval.
+    """
+    from envhub.rollout.oneshot import make_pool
+
+    out = Path(out)
+    spec = _spec(config)
+    out.mkdir(parents=True, exist_ok=True)
+    _check_config(out, config)
+    env_id = spec.id if spec is not None else config.env
+    max_steps = config.max_steps or (spec.max_episode_steps if spec else None) or 50
+    envs = make_pool(env_id=env_id, env_urls=config.env_urls)
+    backend = backend or build_policy(config, spec)
+    job_id = config.job_id()
+    started: dict[str, float] = {}
+    slots: dict[str, int] = {}
+    sink = EpisodeSink(
+        out / EPISODES, job_id=job_id, breakdown=breakdown_of(spec), started=started, slots=slots
+    )
+
+    def event(e: EngineEvent) -> None:
+        if e.kind == "group_started":
+            uid = group_uid(job_id, e.slot, e.attempt)
+            started[uid] = time.monotonic()
+            slots[uid] = e.slot
+        if on_event is not None:
+            on_event(e)
+
+    engine_config = EngineConfig(
+        group_size=config.n,
+        max_concurrent_groups=config.concurrency,
+        sampling=_sampling(config),
+        context=ContextConfig(max_steps=max_steps, agentocr=config.agentocr),
+        split=config.split,
+        env_kwargs=config.env_kwargs,
+        seed=config.seed,
+    )
+    try:
+        engine = RolloutEngine(
+            envs=envs, backend=backend, config=engine_config, queue=sink, job_id=job_id, on_event=event
+        )
+        task_ids = config.tasks or await envs.task_ids(config.split, config.limit)
+        if config.tasks and config.limit:
+            task_ids = task_ids[: config.limit]
+        if not task_ids:
+            raise ConfigurationError(f"Split {config.split!r} of {env_id} has no tasks.", split=config.split)
+        tasks = await engine.resolve_tasks(task_ids=list(task_ids))
+        done = _complete_tasks(out, config.n)
+        todo: list[GroupTask] = [t for t in tasks if (t.slot, t.task_id) not in done]
+        if on_tasks is not None:
+            on_tasks(len(tasks), len(tasks) - len(todo))
+        if todo:
+            await engine.run(todo)
+    finally:
+        await envs.aclose()
+        await backend.aclose()
+    rows = read_episodes(out)
+    report = build_report(
+        rows, env_id=env_id, policy=config.policy_name(), config=config.model_dump(mode="json"), ks=config.ks
+    )
+    if plots and rows:
+        report["plots"] = write_plots(report, rows, out)
+    (out / REPORT).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_markdown(report, out / SUMMARY)
+    return report
+
+
+def _sampling(config: EvalConfig) -> Any:
+    from envhub.rollout.jobs import SamplingRequest
+
+    return SamplingRequest(
+        temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens, seed=config.seed
+    ).params()
+
+
+def evaluate(config: EvalConfig, out: str | Path, **kwargs: Any) -> dict[str, Any]:
+    """Blocking :func:`evaluate_async` (see there)."""
+    return asyncio.run(evaluate_async(config, out, **kwargs))

@@ -518,8 +518,9 @@ class TauToolEnv(_ToolEnv):
     prompt; each tool call becomes one env step (a ``<tool_call>`` action) and returns its
     output; ``respond(content)`` sends a message and returns the customer's reply;
     ``get_reward()`` is the episode return (tau-bench's 0/1 reward once the conversation ends).
-    Put the domain policy (:meth:`system_prompt`) in the rows' system message, as tau-bench's
-    tool-calling agent does.
+    Put the domain policy (:attr:`system_prompt`) in the rows' system message, as tau-bench's
+    tool-calling agent does. TRL offers every public method to the model as a tool, so the
+    class has no public method but the tools, ``reset`` and ``get_reward``.
 
     Args:
         base_url: play on this ``envhub serve`` server (None: in process).
@@ -530,8 +531,12 @@ class TauToolEnv(_ToolEnv):
 
     ended: ClassVar[str] = "The conversation has ended; no more tool calls are needed."
 
+    @property
     def system_prompt(self) -> str:
-        """The domain policy document (call after :meth:`reset`): the rows' system message."""
+        """The domain policy document (read after :meth:`reset`): the rows' system message.
+
+        A property, not a method: TRL would offer a public method to the model as a tool.
+        """
         return str(self.info.get("system_prompt", ""))
 
     def respond(self, content: str) -> str:

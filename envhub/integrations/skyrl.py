@@ -31,7 +31,9 @@ A non-empty ``env_config`` that SkyRL does pass (another framework's ``skyrl_gym
 over the registered one.
 
 ``extras`` (the dataset row): ``task_id`` and ``seed`` pick the episode (also read from
-``extras["extra_info"]``, where SkyRL datasets usually keep per-row fields), ``split`` the split.
+``extras["extra_info"]``, where SkyRL datasets usually keep per-row fields), ``split`` the split,
+``max_turns`` (which SkyRL's generator sets from ``generator.max_turns``) truncates the episode
+after that many steps when the env's own limit has not ended it.
 
 With ``generator.step_wise_trajectories=true`` SkyRL trains each turn as its own sample and
 takes the per-step reward from :meth:`EnvhubTextEnv.step`; every step's ``metadata`` carries the
@@ -126,7 +128,10 @@ class EnvhubTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl-gym ships no ty
         seed = row.get("seed", info_row.get("seed"))
         self.seed: int | None = None if seed is None else int(seed)
         self.split: str | None = row.get("split", info_row.get("split", config.get("split")))
-        self.max_turns = self.episode.max_turns
+        # SkyRL's generator puts generator.max_turns into every row's extras; the env's own step
+        # limit may come first.
+        limit = row.get("max_turns")
+        self.max_turns = self.episode.max_turns if not limit else min(self.episode.max_turns, int(limit))
 
     # -- SkyRL's interface ------------------------------------------------------------------
 
@@ -156,11 +161,14 @@ class EnvhubTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl-gym ships no ty
         """
         self.turns += 1
         result = self.episode.step(action)
+        done, metadata = result.done, result.metadata
+        if not done and self.turns >= self.max_turns:  # SkyRL's max_turns: truncated here
+            done, metadata = True, {**metadata, "truncated": True}
         return BaseTextEnvStepOutput(
-            observations=[] if result.message is None else [result.message],
+            observations=[] if done or result.message is None else [result.message],
             reward=result.reward,
-            done=result.done,
-            metadata=result.metadata,
+            done=done,
+            metadata=metadata,
             # None: SkyRL would otherwise replace the sampled tokens with the re-tokenised
             # action, dropping the think block and the EOS and misaligning the log-probs.
             postprocessed_action=None,

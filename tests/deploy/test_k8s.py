@@ -241,8 +241,6 @@ SECRET_KEYS = {"env-token", "rollout-token", "policy-api-key", "redis-password"}
 #: Variables through which a server demands a credential: envhub's servers (ENVHUB_TOKEN),
 #: vLLM (VLLM_API_KEY), Redis (the password handed to --requirepass).
 AUTH_VARIABLES = {"ENVHUB_TOKEN", "VLLM_API_KEY", "REDIS_PASSWORD"}
-#: Services that no NetworkPolicy lets anything reach, so they need no credential of their own.
-UNREACHABLE = {"retriever"}
 #: Every path into a pod that the NetworkPolicies open: (client workload, server workload).
 ENV_WORKLOADS = set(ENV_SERVERS) - {"retriever"}
 PATHS = (
@@ -371,16 +369,12 @@ def test_network_policies_open_only_the_fleets_paths(rendered: list[Manifest]) -
 
 def test_no_service_without_auth(rendered: list[Manifest]) -> None:
     pods = _pods(rendered)
-    reachable = {server for _, server in _open_paths(rendered)}
     for service in (doc for doc in rendered if doc["kind"] == "Service"):
         name = service["metadata"]["name"]
         selector = {"matchLabels": service["spec"]["selector"]}
-        backends = [(w, pod) for w, (labels, pod) in pods.items() if _selects(selector, labels)]
+        backends = [pod for labels, pod in pods.values() if _selects(selector, labels)]
         assert backends, f"Service {name} selects no pods"
-        for workload, pod in backends:
-            if name in UNREACHABLE:
-                assert workload not in reachable, f"{workload} is reachable but has no credential"
-                continue
+        for pod in backends:
             for container in pod["containers"]:
                 auth = _secret_env(container).keys() & AUTH_VARIABLES
                 assert auth, f"Service {name}: container {container['name']} takes no token from a Secret"

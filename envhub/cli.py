@@ -124,6 +124,10 @@ def serve_retriever_command(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (Search-R1 clients default to 8000).")] = 8000,
     topk: Annotated[int, typer.Option(help="Passages per query when a request gives no topk.")] = 3,
+    token: Annotated[
+        str | None,
+        typer.Option(envvar="ENVHUB_TOKEN", help="Require 'Authorization: Bearer <token>' [ENVHUB_TOKEN]."),
+    ] = None,
 ) -> None:
     """Serve Search-R1's POST /retrieve (batch), /health and /metrics over a local corpus."""
     from pathlib import Path
@@ -139,6 +143,7 @@ def serve_retriever_command(
         host=host,
         port=port,
         default_topk=topk,
+        token=token,
     )
 
 

@@ -50,12 +50,17 @@ def open_env(
     token: str | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
 ) -> gymnasium.Env[Any, Any]:
-    """The env ``env_id``: on the envhub server at ``base_url``, else in this process."""
+    """The env ``env_id``: on the envhub server at ``base_url``, else in this process.
+
+    A ``base_url`` whose name resolves to several replicas (a scaled compose service, a headless
+    Kubernetes Service) is pinned to one of them for the env's life: the session lives there.
+    """
     kwargs = dict(env_kwargs or {})
     if base_url:
         from envhub.client import RemoteEnv  # HTTP only when asked for
+        from envhub.rollout.replicas import pin_replica
 
-        return RemoteEnv(str(base_url), env_id, token, env_kwargs=kwargs)
+        return RemoteEnv(pin_replica(str(base_url)), env_id, token, env_kwargs=kwargs)
     return make(env_id, **kwargs)
 
 

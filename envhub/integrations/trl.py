@@ -44,6 +44,7 @@ import asyncio
 import dataclasses
 import inspect
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -65,6 +66,7 @@ __all__ = [
     "TauAirlineToolEnv",
     "TauRetailToolEnv",
     "TauToolEnv",
+    "TrlVllmBackend",
     "env_reward",
     "episode_dataset",
     "episode_prompt",
@@ -160,19 +162,25 @@ def env_reward(
 class EnvhubRolloutFunc:
     """``GRPOTrainer``'s ``rollout_func``: envhub episodes played with the trainer's model.
 
-    Each call copies the trainer's current weights into an in-process sampler
-    (:class:`~envhub.policy.transformers_backend.TransformersBackend`, float32), so the episodes
-    are on-policy, and plays one group of ``num_generations`` episodes per distinct prompt.
+    With ``GRPOConfig(use_vllm=True)`` every turn is sampled through TRL's vLLM
+    (:class:`TrlVllmBackend`: TRL's generation path, weights synced by TRL, TRL's sampling
+    settings, one training process). Otherwise each call copies the trainer's current weights
+    into an in-process sampler (:class:`~envhub.policy.transformers_backend.TransformersBackend`,
+    float32). Either way the episodes are on-policy; one group of ``num_generations`` episodes is
+    played per distinct prompt.
 
     Args:
         env_id: the env (its family picks the prompt template and projection rule).
-        base_url: play on this ``envhub serve`` server (None: envs in this process).
+        base_url: play on this ``envhub serve`` server (None: envs in this process); a name
+            that resolves to several replicas makes each address a replica, and every group
+            stays on one.
         token: bearer token for that server.
         env_kwargs: env constructor keyword arguments.
         split: the split tasks are drawn from (None: the env's default).
         max_steps: env steps per episode before it is cut off.
         max_tokens: tokens sampled per turn.
-        temperature: sampling temperature (TRL's ``temperature`` is not read: this is the sampler's).
+        temperature: sampling temperature of the in-process sampler (with ``use_vllm``, TRL's
+            ``temperature`` applies instead; so for ``top_p`` and ``top_k``).
         top_p: nucleus sampling.
         top_k: top-k sampling (-1: off).
         history_length: memory window in the prompts (None: the family's).
@@ -298,20 +306,32 @@ class EnvhubRolloutFunc:
         from envhub.rollout.oneshot import make_pool
         from envhub.rollout.queue.journal import group_uid
         from envhub.rollout.queue.memory import MemoryQueue
+        from envhub.rollout.replicas import expand_replicas
         from envhub.rollout.sequences import SequenceBuilder
         from envhub.train.rollouts import in_process_sampler_factory
 
         model = trainer.accelerator.unwrap_model(trainer.model)
         tokenizer_dir = self._tokenizer_dir(model)
         step = int(trainer.state.global_step)
-        # A frozen float32 copy of the weights: generation never touches the model TRL trains.
-        backend = in_process_sampler_factory(
-            tokenizer_dir, device=str(trainer.accelerator.device), max_batch=max(1, len(starts) * group_size)
-        )(model, step)
         chat = ChatTokenizer(tokenizer_dir)
+        backend: Any
+        if getattr(trainer, "use_vllm", False):
+            # TRL's own vLLM (server or colocate), whose weights TRL synced before calling us.
+            backend = TrlVllmBackend(trainer, chat, policy_version=step)
+        else:
+            # A frozen float32 copy of the weights: generation never touches the model TRL trains.
+            backend = in_process_sampler_factory(
+                tokenizer_dir,
+                device=str(trainer.accelerator.device),
+                max_batch=max(1, len(starts) * group_size),
+            )(model, step)
         queue = MemoryQueue()
+        # Each address of a replicated name is a replica of its own; the pool keeps every group's
+        # sessions on one of them.
         envs = make_pool(
-            env_id=self.setup.env_id, env_urls=[self.base_url] if self.base_url else [], token=self.token
+            env_id=self.setup.env_id,
+            env_urls=expand_replicas([self.base_url]) if self.base_url else [],
+            token=self.token,
         )
         job_id = f"trl-{self._calls}"
         engine = RolloutEngine(
@@ -378,6 +398,112 @@ class EnvhubRolloutFunc:
         out["env_won"].append(trajectory.won)
         out["env_steps"].append(trajectory.length)
         out["task_id"].append(trajectory.task_id)
+
+
+class TrlVllmBackend:
+    """An envhub policy backend that samples through the trainer's vLLM (``GRPOConfig(use_vllm=True)``).
+
+    Every turn of every episode goes to ``trainer.vllm_generation.generate``, TRL's generation
+    path in both ``vllm_mode="server"`` and ``"colocate"``; TRL has pushed the current weights
+    before it calls the ``rollout_func``. Prompts played at once are sent as one batch. TRL's
+    sampling settings apply (``temperature``, ``top_p``, ``top_k``, ``min_p``,
+    ``repetition_penalty``, ``generation_kwargs`` of ``GRPOConfig``), except the token limit,
+    which is the rollout's per-turn ``max_tokens``.
+
+    TRL's generate is collective over the trainer's processes (every process must call it
+    the same number of times), and episodes end after different numbers of turns, so this
+    backend needs a single training process.
+
+    Args:
+        trainer: the ``GRPOTrainer`` (``use_vllm`` on).
+        tokenizer: the model's chat tokenizer (decodes the sampled tokens).
+        policy_version: stamped on every completion (the trainer's global step).
+
+    Raises:
+        ConfigurationError: the trainer runs more than one process.
+    """
+
+    accepts_images = False
+
+    def __init__(self, trainer: Any, tokenizer: Any, *, policy_version: int) -> None:
+        processes = int(getattr(trainer.accelerator, "num_processes", 1))
+        if processes != 1:
+            raise ConfigurationError(
+                f"EnvhubRolloutFunc with use_vllm needs one training process, not {processes}: TRL's vLLM "
+                "generation is collective over processes and episodes take different numbers of turns. "
+                "Train on one process, or set use_vllm=False to sample in each process.",
+                processes=processes,
+            )
+        self.generation = trainer.vllm_generation
+        self.tokenizer = tokenizer
+        self.policy_version = policy_version
+        self._pending: list[tuple[Sequence[Any], Any, asyncio.Future[list[Any]]]] = []
+
+    async def generate(self, prompts: Sequence[Any], sampling: Any) -> list[Any]:
+        """Sample one completion per prompt; prompts that arrive in the same tick share one call."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Any]] = loop.create_future()
+        if not self._pending:
+            loop.call_soon(self._flush)
+        self._pending.append((prompts, sampling, future))
+        return await future
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        by_limit: dict[int, list[tuple[Sequence[Any], Any, asyncio.Future[list[Any]]]]] = {}
+        for item in pending:
+            by_limit.setdefault(int(item[1].max_tokens), []).append(item)
+        for max_tokens, items in by_limit.items():
+            try:
+                completions = self._sample([p for prompts, _, _ in items for p in prompts], max_tokens)
+            except Exception as exc:  # handed to every waiting caller
+                for _, _, future in items:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            start = 0
+            for prompts, _, future in items:
+                if not future.done():
+                    future.set_result(completions[start : start + len(prompts)])
+                start += len(prompts)
+
+    def _sample(self, prompts: Sequence[Any], max_tokens: int) -> list[Any]:
+        from envhub.policy.base import Completion
+
+        ids = [
+            list(p.token_ids) if p.token_ids is not None else self.tokenizer.render(p.messages)
+            for p in prompts
+        ]
+        limit = self.generation.max_completion_length
+        self.generation.max_completion_length = max_tokens  # the per-turn limit, for this call only
+        started = time.perf_counter()
+        try:
+            _, completion_ids, logprobs, _ = self.generation.generate(
+                prompts=ids, images=None, num_generations=1
+            )
+        finally:
+            self.generation.max_completion_length = limit
+        latency = time.perf_counter() - started
+        eos = set(self.tokenizer.eos_token_ids)
+        out = []
+        for prompt_ids, tokens, token_logprobs in zip(ids, completion_ids, logprobs, strict=True):
+            tokens = list(tokens)
+            out.append(
+                Completion(
+                    text=self.tokenizer.decode(tokens),
+                    prompt_token_ids=prompt_ids,
+                    token_ids=tokens,
+                    # vLLM's logprobs per token, sampled token first (TRL's own reading).
+                    logprobs=[float(lp[0]) for lp in token_logprobs],
+                    finish_reason="stop" if tokens and tokens[-1] in eos else "length",
+                    policy_version=self.policy_version,
+                    latency_s=latency,
+                )
+            )
+        return out
+
+    async def aclose(self) -> None:
+        """Nothing to release: the vLLM engine or server is TRL's."""
 
 
 # -- environment_factory ---------------------------------------------------------------------------
@@ -518,8 +644,9 @@ class TauToolEnv(_ToolEnv):
     prompt; each tool call becomes one env step (a ``<tool_call>`` action) and returns its
     output; ``respond(content)`` sends a message and returns the customer's reply;
     ``get_reward()`` is the episode return (tau-bench's 0/1 reward once the conversation ends).
-    Put the domain policy (:meth:`system_prompt`) in the rows' system message, as tau-bench's
-    tool-calling agent does.
+    Put the domain policy (:attr:`system_prompt`) in the rows' system message, as tau-bench's
+    tool-calling agent does. TRL offers every public method to the model as a tool, so the
+    class has no public method but the tools, ``reset`` and ``get_reward``.
 
     Args:
         base_url: play on this ``envhub serve`` server (None: in process).
@@ -530,8 +657,12 @@ class TauToolEnv(_ToolEnv):
 
     ended: ClassVar[str] = "The conversation has ended; no more tool calls are needed."
 
+    @property
     def system_prompt(self) -> str:
-        """The domain policy document (call after :meth:`reset`): the rows' system message."""
+        """The domain policy document (read after :meth:`reset`): the rows' system message.
+
+        A property, not a method: TRL would offer a public method to the model as a tool.
+        """
         return str(self.info.get("system_prompt", ""))
 
     def respond(self, content: str) -> str:

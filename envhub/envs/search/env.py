@@ -88,6 +88,7 @@ class SearchQAEnv(AgentEnv):
     | ``data_dir``      | ``None`` | dataset directory; ``None``: ``ENVHUB_SEARCH_DATA_DIR`` or embedded |
     | ``retriever``     | ``"bm25"`` | ``"bm25"``, ``"dense"``, ``"remote"`` or a ``Retriever`` instance |
     | ``retriever_url`` | ``None`` | ``/retrieve`` endpoint for ``retriever="remote"``                |
+    | ``retriever_token``| ``None`` | bearer token of that endpoint (``serve-retriever --token``)     |
     | ``index_dir``     | ``None`` | where the index is cached (default: next to the corpus)          |
     | ``topk``          | 3        | passages per search                                              |
     | ``reward``        | ``"em"`` | ``"em"``, ``"subem"`` or ``"f1"``                                |
@@ -124,6 +125,7 @@ class SearchQAEnv(AgentEnv):
         data_dir: str | Path | None = None,
         retriever: str | Retriever = "bm25",
         retriever_url: str | None = None,
+        retriever_token: str | None = None,
         index_dir: str | Path | None = None,
         topk: int = 3,
         reward: str = "em",
@@ -146,7 +148,7 @@ class SearchQAEnv(AgentEnv):
         if isinstance(retriever, Retriever):
             self._retriever = retriever
         elif retriever == "remote":
-            self._retriever = make_retriever("remote", url=retriever_url)
+            self._retriever = make_retriever("remote", url=retriever_url, token=retriever_token)
         else:
             self._retriever = shared_retriever(
                 retriever, self._dataset.corpus_path, index_dir=None if index_dir is None else Path(index_dir)

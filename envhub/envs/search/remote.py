@@ -32,6 +32,7 @@ class RemoteRetriever(Retriever):
         retries: extra attempts after a connection error or a 5xx reply.
         backoff_s: sleep before the first retry (doubles each time).
         transport: an httpx transport to use instead of the network (tests, in-process apps).
+        token: bearer token of a server started with one (``envhub serve-retriever --token``).
     """
 
     name = "remote"
@@ -44,11 +45,13 @@ class RemoteRetriever(Retriever):
         retries: int = 3,
         backoff_s: float = 0.2,
         transport: httpx.BaseTransport | None = None,
+        token: str | None = None,
     ) -> None:
         self.url = url
         self._retries = max(0, int(retries))
         self._backoff_s = backoff_s
-        self._client = httpx.Client(timeout=timeout_s, transport=transport)
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        self._client = httpx.Client(timeout=timeout_s, transport=transport, headers=headers)
 
     @property
     def size(self) -> int:

@@ -6,6 +6,9 @@ Existing Search-R1 and verl-agent clients can point their ``search_url`` at it. 
 * ``GET /health`` -- ``{"status": "ok", "retriever", "passages", "default_topk"}``;
 * ``GET /metrics`` -- Prometheus text: requests, queries, errors and latency.
 
+Started with a token (``--token`` / ``ENVHUB_TOKEN``), every route but ``/health`` needs
+``Authorization: Bearer <token>`` (401 ``UNAUTHORIZED`` otherwise), as envhub's env servers do.
+
 The app is built from a *factory* that loads the retriever; the lifespan calls it once before
 the first request, so a large index loads once per process. Retrieval runs in FastAPI's
 thread pool (the route is a plain ``def``), off the event loop.
@@ -13,6 +16,7 @@ thread pool (the route is a plain ``def``), off the event loop.
 
 from __future__ import annotations
 
+import hmac
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -23,7 +27,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
-from envhub.core.errors import EnvhubError
+from envhub.core.errors import EnvhubError, UnauthorizedError
 from envhub.envs.search.protocol import (
     Document,
     HealthResponse,
@@ -80,12 +84,27 @@ def _state(request: Request) -> _State:
 StateDep = Annotated[_State, Depends(_state)]
 
 
-def create_app(load_retriever: Callable[[], Retriever], *, default_topk: int = 3) -> FastAPI:
+def _require_token(request: Request) -> None:
+    """401 ``UNAUTHORIZED`` unless the request carries the server's bearer token (if it has one)."""
+    expected: str | None = request.app.state.token
+    if expected is None:
+        return
+    header = request.headers.get("authorization") or ""
+    given = header[7:].strip() if header[:7].lower() == "bearer " else ""
+    # Constant-time comparison: the token cannot be guessed byte by byte from timings.
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        raise UnauthorizedError()
+
+
+def create_app(
+    load_retriever: Callable[[], Retriever], *, default_topk: int = 3, token: str | None = None
+) -> FastAPI:
     """Build the retrieval server.
 
     Args:
         load_retriever: called once at startup; returns the retriever to serve.
         default_topk: passages per query when a request gives no ``topk`` (Search-R1: 3).
+        token: bearer token required on ``/retrieve`` and ``/metrics`` (None or empty: none).
 
     Returns:
         The FastAPI app (run it with uvicorn, or :func:`serve`).
@@ -106,16 +125,25 @@ def create_app(load_retriever: Callable[[], Retriever], *, default_topk: int = 3
             retriever.close()
 
     app = FastAPI(title="envhub retriever", summary="Search-R1-compatible retrieval.", lifespan=lifespan)
+    app.state.token = token or None
+    protected = [Depends(_require_token)]
 
     @app.exception_handler(EnvhubError)
     async def _envhub_error(request: Request, exc: EnvhubError) -> JSONResponse:
         return JSONResponse(status_code=exc.status_code, content=exc.to_dict())
 
     app.add_api_route(
-        "/retrieve", retrieve, methods=["POST"], response_model=RetrieveResponse, tags=["retrieval"]
+        "/retrieve",
+        retrieve,
+        methods=["POST"],
+        response_model=RetrieveResponse,
+        tags=["retrieval"],
+        dependencies=protected,
     )
     app.add_api_route("/health", health, methods=["GET"], response_model=HealthResponse, tags=["ops"])
-    app.add_api_route("/metrics", metrics, methods=["GET"], response_class=Response, tags=["ops"])
+    app.add_api_route(
+        "/metrics", metrics, methods=["GET"], response_class=Response, tags=["ops"], dependencies=protected
+    )
     return app
 
 
@@ -161,8 +189,16 @@ def metrics(state: StateDep) -> Response:
     return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
-def serve(load_retriever: Callable[[], Retriever], *, host: str, port: int, default_topk: int = 3) -> None:
+def serve(
+    load_retriever: Callable[[], Retriever],
+    *,
+    host: str,
+    port: int,
+    default_topk: int = 3,
+    token: str | None = None,
+) -> None:
     """Run the retrieval server in the foreground with uvicorn (blocks until stopped)."""
     import uvicorn
 
-    uvicorn.run(create_app(load_retriever, default_topk=default_topk), host=host, port=port, log_level="info")
+    app = create_app(load_retriever, default_topk=default_topk, token=token)
+    uvicorn.run(app, host=host, port=port, log_level="info")

@@ -28,13 +28,15 @@ def world_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def serve_retriever(load: Callable[[], Retriever], *, default_topk: int = 3) -> Iterator[str]:
+def serve_retriever(
+    load: Callable[[], Retriever], *, default_topk: int = 3, token: str | None = None
+) -> Iterator[str]:
     """Run the real retrieval server with uvicorn on a free loopback port; yields its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = create_app(load, default_topk=default_topk)
+    app = create_app(load, default_topk=default_topk, token=token)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()

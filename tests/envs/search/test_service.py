@@ -187,3 +187,36 @@ def test_serve_retriever_command_answers_search_r1_clients(world_dir: Path, tmp_
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_a_token_guards_retrieve_and_metrics_but_not_health(
+    bm25: BM25Retriever, retriever_server: Any
+) -> None:
+    with retriever_server(lambda: bm25, token="s3cret") as base_url:
+        body = {"queries": QUERIES[:1], "topk": 1}
+        assert httpx.get(f"{base_url}/health").status_code == 200
+        for request in (
+            lambda h: httpx.post(f"{base_url}/retrieve", json=body, headers=h),
+            lambda h: httpx.get(f"{base_url}/metrics", headers=h),
+        ):
+            for headers in ({}, {"Authorization": "Bearer wrong"}):
+                reply = request(headers)
+                assert reply.status_code == 401 and reply.json()["code"] == "UNAUTHORIZED"
+            assert request({"Authorization": "Bearer s3cret"}).status_code == 200
+        remote = RemoteRetriever(f"{base_url}/retrieve", token="s3cret")
+        assert [h.passage.id for h in remote.search(QUERIES[:1], 2)[0]] == [
+            h.passage.id for h in bm25.search_one(QUERIES[0], 2)
+        ]
+        with pytest.raises(RetrieverUnavailableError):
+            RemoteRetriever(f"{base_url}/retrieve", retries=0).search(QUERIES[:1], 2)
+        # The env's remote retriever sends the token too, and finds what the local index finds.
+        remote_env = SearchQAEnv(
+            retriever="remote", retriever_url=f"{base_url}/retrieve", retriever_token="s3cret"
+        )
+        local_env = SearchQAEnv(retriever=bm25)
+        observations = []
+        for env in (remote_env, local_env):
+            env.reset(seed=0)
+            observations.append(env.step("<search>Who is the mayor?</search>")[0])
+            env.close()
+        assert observations[0] == observations[1] and observations[0].strip()

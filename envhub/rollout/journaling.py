@@ -56,6 +56,8 @@ class EngineJournal:
         await self.journal.set_job_status(job_id, status)
 
     async def done_slots(self, job_id: str) -> set[int]:
+        # Groups that had finished and were waiting for room when the service died go out first.
+        await self.journal.publish_ready(job_id)
         return {int(s) for s in await self.journal.done_slots(job_id)}
 
     # -- groups (the engine) ---------------------------------------------------------------------

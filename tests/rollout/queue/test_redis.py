@@ -53,7 +53,7 @@ async def test_groups_of_a_consumer_killed_before_xack_go_to_another_consumer(
         import asyncio, time
         from envhub.rollout.queue.redis import RedisQueue
         async def main():
-            queue = RedisQueue({REDIS_URL!r}, stream={stream!r}, consumer="victim")
+            queue = RedisQueue({REDIS_URL!r}, stream={stream!r}, consumer="victim", claim_idle_ms=300)
             got = await queue.get(3, timeout_s=10)
             print(len(got), flush=True)
             time.sleep(600)  # "training" on them; never acks
@@ -74,7 +74,7 @@ async def test_groups_of_a_consumer_killed_before_xack_go_to_another_consumer(
     assert sorted(d.group.uid for d in got) == ["g0", "g1", "g2"]
     assert all(d.times_delivered == 2 for d in got)
     await rescuer.ack(got)
-    assert await rescuer.backlog() == 0 and await redis_client.xlen(stream) == 0
+    assert await rescuer.backlog() == 0 and await redis_client.xlen(stream) == 0  # acked by every group
     await rescuer.aclose()
     await producer.aclose()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -210,11 +211,11 @@ def build_rows_from_columns(
             "scripted policy.",
             steps=row,
         )
-    prompts = [groups[g].prompt_ids[i] for g, i in chosen]
-    responses = [groups[g].response_ids[i] for g, i in chosen]
+    prompts: list[Any] = [groups[g].prompt_ids[i] for g, i in chosen]
+    responses: list[Any] = [groups[g].response_ids[i] for g, i in chosen]
     n = len(chosen)
-    plens = np.fromiter((len(p) for p in prompts), np.int64, n)  # type: ignore[arg-type]
-    rlens = np.fromiter((len(r) for r in responses), np.int64, n)  # type: ignore[arg-type]
+    plens = np.fromiter((len(p) for p in prompts), np.int64, n)
+    rlens = np.fromiter((len(r) for r in responses), np.int64, n)
     length, width = int((plens + rlens).max()), max(int(rlens.max()), 1)
     input_ids = np.full((n, length), pad_token_id, dtype=np.int64)
     resp_ids = np.full((n, width), pad_token_id, dtype=np.int64)
@@ -225,7 +226,7 @@ def build_rows_from_columns(
         input_ids[r, :p] = prompts[r]
         input_ids[r, p : p + t] = responses[r]
         resp_ids[r, :t] = responses[r]
-        logprobs = groups[g].response_logprobs[i]
+        logprobs: Any = groups[g].response_logprobs[i]
         if logprobs is not None and len(logprobs) == t:
             rollout_lp[r, :t] = logprobs
         else:

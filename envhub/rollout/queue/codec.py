@@ -265,7 +265,13 @@ def _validated(validate: Callable[[Any], Any], body: Any) -> Any:
 
 # -- the columnar decode (the trainer's path: no records, arrays straight from the payload) -------
 
-_DTYPES = {1: np.dtype("<u1"), 2: np.dtype("<u4"), 3: np.dtype("<i8"), 4: np.dtype("<f4"), 5: np.dtype("<f8")}
+_DTYPES: dict[int, np.dtype[Any]] = {
+    1: np.dtype("<u1"),
+    2: np.dtype("<u4"),
+    3: np.dtype("<i8"),
+    4: np.dtype("<f4"),
+    5: np.dtype("<f8"),
+}
 
 
 @dataclass(frozen=True)
@@ -346,7 +352,8 @@ def decode_columns(data: bytes) -> GroupColumns:
     except (ValueError, KeyError, TypeError, AttributeError, zlib.error, msgpack.UnpackException) as exc:
         raise QueueError(
             f"Cannot decode a queued group payload into columns ({exc}). It was written by another "
-            "program or another envhub version; upgrade the reader or drain the queue with the writer's version.",
+            "program or another envhub version; upgrade the reader or drain the queue with the "
+            "writer's version.",
             reason=str(exc),
         ) from exc
 

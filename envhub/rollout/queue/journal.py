@@ -548,7 +548,8 @@ class RedisJournal:
             parked = await self.client.hgetall(ready_key)
         published = 0
         for slot, payload in sorted(parked.items()):
-            fields = {k: v.encode() if isinstance(v, str) else v for k, v in unpack(payload).items()}
+            raw: Any = payload
+            fields = {k: v.encode() if isinstance(v, str) else v for k, v in unpack(raw).items()}
             if await self._publish(job_id, _text(slot), fields):
                 published += 1
             else:  # committed meanwhile: only the parked copy is left to drop

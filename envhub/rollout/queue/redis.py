@@ -353,7 +353,8 @@ class RedisQueue:
         # last delivered id, up to the bound (that is all back-pressure needs to know).
         async with self.redis_errors("counting undelivered groups (XRANGE)"):
             after = "(" + _text(info["last-delivered-id"])
-            return len(await self.client.xrange(self.stream, min=after, count=self.max_lag + 1))
+            entries: Any = await self.client.xrange(self.stream, min=after, count=self.max_lag + 1)
+            return len(entries)
 
     async def backlog(self) -> int:
         """Undelivered plus delivered-but-unacked entries of the consumer group (what it retains)."""
@@ -509,7 +510,7 @@ class RedisQueue:
                 self.consumer,
                 self.claim_idle_ms,
             )
-            mine = [i for i, ok in zip(ids, kept, strict=True) if ok]
+            mine: list[Any] = [i for i, ok in zip(ids, kept, strict=True) if ok]
             if mine:
                 await self.client.xclaim(self.stream, self.group, self.consumer, 0, mine, justid=True)
         lost = len(ids) - len(mine)

@@ -64,7 +64,7 @@ async def test_consumer_processes_never_hold_one_group_at_the_same_time(
     children = [
         _spawn(
             _CONSUMER.format(
-                url=REDIS_URL, stream=stream, name=f"c{i}", lease_ms=500, hold_s=1.5, quiet_s=4.0
+                url=REDIS_URL, stream=stream, name=f"c{i}", lease_ms=1500, hold_s=3.5, quiet_s=6.0
             )
         )
         for i in range(3)

@@ -156,3 +156,18 @@ async def test_an_unreachable_redis_gives_a_queue_error_naming_redis_url(
 def test_mask_url_hides_only_the_password() -> None:
     assert mask_url("redis://user:pw@host:6380/2") == "redis://user:***@host:6380/2"
     assert mask_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+async def test_a_consumer_past_max_unacked_gets_a_queue_error_saying_what_to_change(
+    prefix: str, redis_client: aioredis.Redis, group_factory: Callable[..., Group]
+) -> None:
+    queue = RedisQueue(REDIS_URL, stream=f"{prefix}:groups", max_unacked=2)
+    for i in range(3):
+        await queue.put(group_factory(f"g{i}"))
+    held = await queue.get(2, timeout_s=5)
+    with pytest.raises(QueueError, match="ENVHUB_QUEUE_MAX_UNACKED") as caught:
+        await queue.get(1, timeout_s=0)
+    assert "checkpoint_every" in str(caught.value)
+    await queue.ack(held)
+    assert [d.group.uid for d in await queue.get(1, timeout_s=5)] == ["g2"]
+    await queue.aclose()

@@ -12,8 +12,14 @@ Part 1 encodes and decodes one group (median of ``--reps``). Part 2 pushes ``--g
 groups through each queue backend: ``put`` rate, then ``get`` + ``ack`` rate (one consumer,
 batches of 4). The Redis backend needs a server at ``--redis-url`` (skipped otherwise).
 
+Part 3 (``--part decode``) measures the trainer's read path, groups per second: the pydantic
+decode (``decode_group``) then ``build_rows``, against the columnar decode (``decode_columns``)
+then ``build_rows_from_columns`` (the same rows, checked equal).
+
     python bench/group_queue.py
     python bench/group_queue.py --groups 20 --redis-url redis://127.0.0.1:6379/0
+    python bench/group_queue.py --part decode
+    python bench/group_queue.py --quick
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ from _common import write_result
 
 from envhub.core.errors import QueueError
 from envhub.core.records import Group, Step, Trajectory
-from envhub.rollout.queue.codec import decode_group, encode_group
+from envhub.rollout.queue.codec import decode_columns, decode_group, encode_group
 from envhub.rollout.queue.memory import MemoryQueue
+from envhub.train.rows import build_rows, build_rows_from_columns
 
 VOCAB = 151_000
 
@@ -156,6 +163,37 @@ async def queue_rows(n_groups: int, redis_url: str | None) -> list[dict[str, Any
     return rows
 
 
+def decode_rows(reps: int) -> list[dict[str, Any]]:
+    """Groups per second through each decode path (median of ``reps`` over one payload)."""
+    group = alfworld_group("g", ids="shared-prefix")
+    data = encode_group(group)
+    paths: dict[str, Callable[[], Any]] = {
+        "pydantic (decode_group)": lambda: decode_group(data),
+        "pydantic + build_rows": lambda: build_rows([decode_group(data)], pad_token_id=0),
+        "columnar (decode_columns)": lambda: decode_columns(data),
+        "columnar + build_rows_from_columns": lambda: build_rows_from_columns(
+            [decode_columns(data)], pad_token_id=0
+        ),
+    }
+    slow = build_rows([decode_group(data)], pad_token_id=0).rows
+    fast = build_rows_from_columns([decode_columns(data)], pad_token_id=0).rows
+    assert all(bool((getattr(slow, f) == getattr(fast, f)).all()) for f in ("input_ids", "rollout_logprobs"))
+    rows = []
+    for name, fn in paths.items():
+        seconds, _ = _median_s(fn, reps)
+        rows.append({"part": "decode", "path": name, "ms": seconds * 1e3, "groups_per_s": 1 / seconds})
+    return rows
+
+
+def _print_decode(rows: list[dict[str, Any]]) -> None:
+    table = Table(title="trainer read path, one ALFWorld-sized group (8 x 50 steps)")
+    for column in ("path", "ms", "groups/s"):
+        table.add_column(column, justify="left" if column == "path" else "right")
+    for r in rows:
+        table.add_row(r["path"], f"{r['ms']:.1f}", f"{r['groups_per_s']:.1f}")
+    Console(width=120).print(table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -165,7 +203,16 @@ def main() -> None:
         "--groups", type=int, default=20, help="ALFWorld-sized groups pushed through each queue"
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0", help="'' skips the Redis backend")
+    parser.add_argument("--part", choices=["all", "payload", "decode"], default="all")
+    parser.add_argument("--quick", action="store_true", help="1 rep, 4 groups (a smoke run)")
     args = parser.parse_args()
+    if args.quick:
+        args.reps, args.groups = 1, 4
+    if args.part == "decode":
+        decode = decode_rows(2 if args.quick else max(args.reps, 5))
+        _print_decode(decode)
+        print(f"wrote {write_result('queue_decode', vars(args), decode)}")
+        return
 
     payloads = payload_rows(args.reps)
     table = Table(title="one ALFWorld-sized group (8 x 50 steps, 2048 + 512 ids, 512 logprobs per step)")
@@ -185,7 +232,10 @@ def main() -> None:
         zlib = "-" if r["compress"] is None else str(r["compress"])
         table.add_row(r["backend"], zlib, f"{r['puts_per_s']:,.1f}", f"{r['get_acks_per_s']:,.1f}")
     Console(width=120).print(table)
-    path = write_result("queue", vars(args), [*({"part": "payload", **r} for r in payloads), *rates])
+    decode = decode_rows(2 if args.quick else max(args.reps, 5)) if args.part == "all" else []
+    if decode:
+        _print_decode(decode)
+    path = write_result("queue", vars(args), [*({"part": "payload", **r} for r in payloads), *rates, *decode])
     print(f"wrote {path}")
 
 

@@ -545,41 +545,39 @@ def rollouts_export_command(
     format: Annotated[str, typer.Option("--format", help="jsonl | parquet (one row per step).")] = "jsonl",
     redis_url: Annotated[str | None, typer.Option(help="Read the groups from this Redis stream.")] = None,
     stream: Annotated[str, typer.Option(help="The Redis stream of finished groups.")] = "envhub:groups",
+    consume: Annotated[
+        bool,
+        typer.Option(
+            "--consume",
+            help="Consume the groups through --group (acked once the file is written); default: read "
+            "them without consuming (XRANGE), so trainers and other readers keep every group.",
+        ),
+    ] = False,
     group: Annotated[
-        str, typer.Option(help="Consumer group the export reads with (its own: trainers keep theirs).")
+        str, typer.Option(help="With --consume: the consumer group the export reads with (its own).")
     ] = "envhub-export",
+    env: Annotated[list[str] | None, typer.Option(help="Only groups of this env id (repeatable).")] = None,
+    run: Annotated[list[str] | None, typer.Option(help="Only groups of this run (repeatable).")] = None,
 ) -> None:
     """Export finished groups: JSONL (one group per line) or parquet (one step row per line)."""
     import asyncio
 
     from envhub.core.errors import ConfigurationError
-    from envhub.core.records import Group
-    from envhub.rollout.export import read_jsonl, write_jsonl, write_parquet
+    from envhub.rollout.export import export_stream, read_jsonl, write_jsonl, write_parquet
 
     writers = {"jsonl": write_jsonl, "parquet": write_parquet}
     if format not in writers:
         raise ConfigurationError(f"--format must be one of {sorted(writers)}; got {format!r}.")
     if (source is None) == (redis_url is None):
         raise ConfigurationError("Give a JSONL file or --redis-url (not both).")
-    groups: list[Group]
     if redis_url is not None:
-        from envhub.rollout.queue.redis import RedisQueue
-
-        async def drain() -> list[Group]:
-            queue = RedisQueue(redis_url, stream=stream, group=group, consumer="export")
-            found: list[Group] = []
-            try:
-                while deliveries := await queue.get(256, timeout_s=1.0):
-                    found.extend(d.group for d in deliveries)
-                    await queue.ack(deliveries)
-            finally:
-                await queue.aclose()
-            return found
-
-        groups = asyncio.run(drain())
+        written = asyncio.run(
+            export_stream(
+                redis_url, stream, writers[format], output, consume=consume, group=group, envs=env, runs=run
+            )
+        )
     else:
-        groups = list(read_jsonl(source))  # type: ignore[arg-type]
-    written = writers[format](groups, output)
+        written = writers[format](list(read_jsonl(source)), output)  # type: ignore[arg-type]
     Console().print(f"wrote {written} {'groups' if format == 'jsonl' else 'step rows'} to {output}")
 
 

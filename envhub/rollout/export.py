@@ -5,13 +5,19 @@
 * :func:`read_jsonl` — the groups of such a file.
 * :func:`write_jsonl` / :func:`write_parquet` — export groups; parquet has one row per step
   (verl-agent's step rows) with the group and trajectory columns repeated, which is what
-  ``envhub.algos`` and a trainer read.
+  ``envhub.algos`` and a trainer read. Both write to a temporary file, fsync it and rename it
+  into place: the file is complete on disk when they return.
+* :func:`export_stream` — the groups of a Redis stream to a file (``envhub rollouts export
+  --redis-url``): by default read with ``XRANGE`` and no consumer group (consumes nothing);
+  with ``consume`` through its own consumer group, acking only after the file is on disk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import os
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,7 +25,14 @@ from envhub.core.errors import ConfigurationError, DependencyMissingError
 from envhub.core.records import Group
 from envhub.rollout.queue.base import Delivery
 
-__all__ = ["JsonlGroupWriter", "read_jsonl", "step_rows", "write_jsonl", "write_parquet"]
+__all__ = [
+    "JsonlGroupWriter",
+    "export_stream",
+    "read_jsonl",
+    "step_rows",
+    "write_jsonl",
+    "write_parquet",
+]
 
 
 class JsonlGroupWriter:
@@ -71,10 +84,30 @@ def read_jsonl(path: str | Path) -> Iterator[Group]:
                 raise ConfigurationError(f"{source}:{number} is not a Group record: {exc}") from exc
 
 
+@contextlib.contextmanager
+def _durable(path: str | Path) -> Iterator[Path]:
+    """A temporary path next to ``path``; on success it is fsynced and renamed to ``path``."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        with tmp.open("rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+        with contextlib.suppress(OSError):  # the rename itself, on filesystems that allow it
+            directory = os.open(target.parent, os.O_RDONLY)
+            try:
+                os.fsync(directory)
+            finally:
+                os.close(directory)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def write_jsonl(groups: Iterable[Group], path: str | Path) -> int:
-    """Write groups as JSONL; returns how many."""
+    """Write groups as JSONL (complete and fsynced on disk when it returns); returns how many."""
     count = 0
-    with Path(path).open("w", encoding="utf-8") as out:
+    with _durable(path) as tmp, tmp.open("w", encoding="utf-8") as out:
         for group in groups:
             out.write(group.model_dump_json() + "\n")
             count += 1
@@ -116,5 +149,46 @@ def write_parquet(groups: Iterable[Group], path: str | Path) -> int:
     except ImportError as exc:
         raise DependencyMissingError("pyarrow", extra="search") from exc
     rows = step_rows(groups)
-    pq.write_table(pa.Table.from_pylist(rows), str(path))
+    with _durable(path) as tmp:
+        pq.write_table(pa.Table.from_pylist(rows), str(tmp))
     return len(rows)
+
+
+async def export_stream(
+    url: str,
+    stream: str,
+    write: Callable[[list[Group], Path], int],
+    output: Path,
+    *,
+    consume: bool = False,
+    group: str = "envhub-export",
+    envs: Collection[str] | None = None,
+    runs: Collection[str] | None = None,
+) -> int:
+    """Write the groups of a Redis stream to ``output`` with ``write``; returns what it returned.
+
+    Without ``consume`` the stream is read with ``XRANGE`` (no consumer group): nothing is taken
+    from anyone, and the export holds nothing back from retention. With ``consume`` the groups
+    are read through consumer group ``group`` (its own, so the trainers' group keeps every
+    entry) and acked only once ``write`` returned, i.e. once the file is on disk; a failed write
+    acks nothing (the next ``--consume`` export gets the same groups again).
+    """
+    from envhub.rollout.queue.redis import RedisQueue, read_stream
+
+    # It holds everything until the file is written: no bound on unacked deliveries.
+    queue = RedisQueue(
+        url, stream=stream, group=group, consumer="export", envs=envs, runs=runs, max_unacked=2**62
+    )
+    try:
+        if not consume:
+            async with queue.redis_errors(f"reading stream {stream} (XRANGE)"):
+                groups = [g async for g in read_stream(queue.client, stream, envs=envs, runs=runs)]
+            return write(groups, output)
+        deliveries: list[Delivery] = []
+        while batch := await queue.get(256, timeout_s=1.0):
+            deliveries.extend(batch)
+        written = write([d.group for d in deliveries], output)
+        await queue.ack(deliveries)
+        return written
+    finally:
+        await queue.aclose()  # after a failed write this hands the unacked groups back to the group

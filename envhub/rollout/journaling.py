@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,6 +43,7 @@ class EngineJournal:
         self.journal = journal
         self.queue = queue
         self.base_urls = list(base_urls)
+        self._publishing: set[asyncio.Task[int]] = set()  # parked groups being published
 
     # -- jobs (the service) ----------------------------------------------------------------------
 
@@ -64,6 +66,15 @@ class EngineJournal:
         await self.journal.set_job_status(job_id, status)
 
     async def done_slots(self, job_id: str) -> set[int]:
+        """The job's done slots (parked ones included); parked groups are published meanwhile.
+
+        Groups that had finished and were waiting for room when the service died count as done
+        (never re-run); a background task publishes them as room appears, so a resume does not
+        wait for the consumers.
+        """
+        task = asyncio.create_task(self.journal.publish_ready(job_id))
+        self._publishing.add(task)
+        task.add_done_callback(self._publishing.discard)
         return {int(s) for s in await self.journal.done_slots(job_id)}
 
     # -- groups (the engine) ---------------------------------------------------------------------

@@ -30,6 +30,8 @@ from envhub.rollout.context import ContextConfig
 from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.queue.base import GroupQueue
+from envhub.rollout.queue.memory import MemoryQueue
+from envhub.rollout.queue.settings import QueueSettings
 from envhub.rollout.replicas import expand_replicas
 from envhub.train.config import RolloutSettings
 
@@ -38,9 +40,62 @@ __all__ = [
     "RolloutSource",
     "ServiceRollouts",
     "build_env_pool",
+    "check_ack_interval",
     "in_process_sampler_factory",
     "new_run_id",
+    "trainer_queue",
 ]
+
+
+def check_ack_interval(
+    *, checkpoint_every: int, iterations: int, groups_per_iteration: int, max_unacked: int
+) -> None:
+    """Refuse, at start-up, a run that would hold more groups unacked than the queue allows.
+
+    A trainer on a durable (Redis) queue acks its groups only once a checkpoint records them
+    as used, so between checkpoints it holds ``checkpoint_every x groups_per_iteration``
+    deliveries (all of the run's when ``checkpoint_every`` is 0: a checkpoint at the end only).
+
+    Raises:
+        ConfigurationError: that is more than ``max_unacked`` (``ENVHUB_QUEUE_MAX_UNACKED``).
+    """
+    interval = checkpoint_every or iterations
+    held = interval * groups_per_iteration
+    if held > max_unacked:
+        fits = max(max_unacked // max(groups_per_iteration, 1), 1)
+        raise ConfigurationError(
+            f"This run would hold {held} groups unacked between checkpoints ({interval} iterations x "
+            f"{groups_per_iteration} groups; the trainer acks a durable queue's groups only at a "
+            f"checkpoint), more than the queue's max_unacked={max_unacked}. Set "
+            f"output.checkpoint_every to {fits} or less, or raise ENVHUB_QUEUE_MAX_UNACKED.",
+            held=held,
+            max_unacked=max_unacked,
+        )
+
+
+def trainer_queue(
+    url: str, *, stream: str, consumer: str, run: str, groups_per_iteration: int, settings: QueueSettings
+) -> GroupQueue:
+    """The trainer's queue: in-process (``"memory"``) or a Redis stream read by group ``trainers``.
+
+    The producer side (in-process rollouts) writes ``run`` on each entry; back-pressure and
+    leases come from ``settings`` (``ENVHUB_QUEUE_*``).
+    """
+    if url == "memory":
+        return MemoryQueue(max_lag=max(4 * groups_per_iteration, 64), claim_idle_ms=settings.lease_ms)
+    if url.startswith(("redis://", "rediss://")):
+        from envhub.rollout.queue.redis import RedisQueue
+
+        return RedisQueue(
+            url,
+            stream=stream,
+            consumer=consumer,
+            run=run,
+            max_lag=settings.max_lag,
+            max_unacked=settings.max_unacked,
+            claim_idle_ms=settings.lease_ms,
+        )
+    raise ConfigurationError(f"rollout.queue must be 'memory' or a redis:// URL, got {url!r}.", queue=url)
 
 
 class RolloutSource(Protocol):

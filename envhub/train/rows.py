@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Step, StepBatch
+from envhub.rollout.queue.codec import GroupColumns
 
-__all__ = ["BuiltRows", "RowBatch", "build_rows"]
+__all__ = ["BuiltRows", "RowBatch", "build_rows", "build_rows_from_columns"]
 
 
 @dataclass
@@ -160,6 +162,90 @@ def build_rows(
         advantages=torch.zeros(n, dtype=torch.float32),
         policy_version=versions,
         group_index=group_index,
+        has_rollout_logprobs=all_logprobs,
+    )
+    return BuiltRows(rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact)
+
+
+def build_rows_from_columns(
+    groups: Sequence[GroupColumns], *, pad_token_id: int, max_prompt_tokens: int | None = None
+) -> BuiltRows:
+    """:func:`build_rows` for groups decoded with :func:`~envhub.rollout.queue.codec.decode_columns`.
+
+    Gives the same rows, steps and counts as ``build_rows`` on the decoded records, without
+    building records: the token arrays are copied once, straight into the padded batch.
+
+    Raises:
+        ConfigurationError: no step has token ids (e.g. groups from a scripted policy).
+    """
+    agents = [a for g in groups for a in g.agent_id]
+    steps = StepBatch.from_columns(
+        uid=[u for g in groups for u in g.step_uid],
+        traj_id=[t for g in groups for t in g.traj_id],
+        step_idx=np.concatenate([g.step_idx for g in groups]) if groups else [],
+        anchor=[a for g in groups for a in g.anchor],
+        reward=np.concatenate([g.reward for g in groups]) if groups else [],
+        is_action_valid=np.concatenate([g.is_action_valid for g in groups]) if groups else [],
+        agent_id=agents if len(set(agents)) > 1 else None,
+    )
+    chosen: list[tuple[int, int]] = []  # (group, step within the group) of each row kept
+    kept: list[int] = []
+    dropped_long = dropped_untok = inexact = 0
+    row = 0
+    for g, group in enumerate(groups):
+        for i in range(len(group)):
+            prompt, response = group.prompt_ids[i], group.response_ids[i]
+            if prompt is None or not len(prompt) or response is None:
+                dropped_untok += 1
+            elif max_prompt_tokens is not None and len(prompt) > max_prompt_tokens:
+                dropped_long += 1
+            else:
+                inexact += not bool(group.token_exact[i])
+                chosen.append((g, i))
+                kept.append(row)
+            row += 1
+    if not chosen:
+        raise ConfigurationError(
+            "No step of these groups carries prompt and response token ids, so there is nothing to train "
+            "on. Generate with a model backend (in-process transformers or vLLM), not a "
+            "scripted policy.",
+            steps=row,
+        )
+    prompts: list[Any] = [groups[g].prompt_ids[i] for g, i in chosen]
+    responses: list[Any] = [groups[g].response_ids[i] for g, i in chosen]
+    n = len(chosen)
+    plens = np.fromiter((len(p) for p in prompts), np.int64, n)
+    rlens = np.fromiter((len(r) for r in responses), np.int64, n)
+    length, width = int((plens + rlens).max()), max(int(rlens.max()), 1)
+    input_ids = np.full((n, length), pad_token_id, dtype=np.int64)
+    resp_ids = np.full((n, width), pad_token_id, dtype=np.int64)
+    rollout_lp = np.zeros((n, width), dtype=np.float32)
+    all_logprobs = True
+    for r, (g, i) in enumerate(chosen):
+        p, t = int(plens[r]), int(rlens[r])
+        input_ids[r, :p] = prompts[r]
+        input_ids[r, p : p + t] = responses[r]
+        resp_ids[r, :t] = responses[r]
+        logprobs: Any = groups[g].response_logprobs[i]
+        if logprobs is not None and len(logprobs) == t:
+            rollout_lp[r, :t] = logprobs
+        else:
+            all_logprobs = False
+    attention = np.arange(length)[None, :] < (plens + rlens)[:, None]
+    offsets = np.arange(width)
+    resp_mask = offsets[None, :] < rlens[:, None]
+    resp_index = np.where(resp_mask, plens[:, None] + offsets[None, :], 0)
+    versions = np.fromiter((groups[g].step_policy_version[i] for g, i in chosen), np.int64, n)
+    rows = RowBatch(
+        input_ids=torch.from_numpy(input_ids),
+        attention_mask=torch.from_numpy(attention.astype(np.int64)),
+        response_index=torch.from_numpy(resp_index.astype(np.int64)),
+        response_ids=torch.from_numpy(resp_ids),
+        response_mask=torch.from_numpy(resp_mask.astype(np.float32)),
+        rollout_logprobs=torch.from_numpy(rollout_lp),
+        advantages=torch.zeros(n, dtype=torch.float32),
+        policy_version=torch.from_numpy(versions),
+        group_index=torch.as_tensor([g for g, _ in chosen], dtype=torch.long),
         has_rollout_logprobs=all_logprobs,
     )
     return BuiltRows(rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact)

@@ -47,6 +47,7 @@ from envhub.policy.base import SamplingParams
 from envhub.rollout.engine import GroupTask
 from envhub.rollout.queue.base import Delivery, GroupQueue
 from envhub.rollout.queue.memory import MemoryQueue
+from envhub.rollout.queue.settings import QueueSettings
 from envhub.train.checkpoint import (
     TrainerState,
     full_optimizer_state,
@@ -62,8 +63,10 @@ from envhub.train.rollouts import (
     RolloutSource,
     ServiceRollouts,
     build_env_pool,
+    check_ack_interval,
     in_process_sampler_factory,
     new_run_id,
+    trainer_queue,
 )
 from envhub.train.rows import build_rows
 from envhub.train.schedule import TaskSchedule
@@ -268,19 +271,23 @@ class Trainer:
     # -- setup ---------------------------------------------------------------------------------
 
     def _queue(self) -> GroupQueue:
-        url = self.config.rollout.queue
-        if url == "memory":
-            return MemoryQueue(max_pending=max(4 * self.config.rollout.batch_tasks, 64))
-        if url.startswith(("redis://", "rediss://")):
-            from envhub.rollout.queue.redis import RedisQueue
-
-            return RedisQueue(
-                url,
-                stream=self.config.rollout.queue_stream,
-                consumer=f"trainer-{self.dist.rank}",
-                max_backlog=1_000_000,
+        settings = QueueSettings()
+        queue = trainer_queue(
+            self.config.rollout.queue,
+            stream=self.config.rollout.queue_stream,
+            consumer=f"trainer-{self.dist.rank}",
+            run=self.run_id,
+            groups_per_iteration=self.config.rollout.batch_tasks,
+            settings=settings,
+        )
+        if not isinstance(queue, MemoryQueue):  # durable: groups are acked only at checkpoints
+            check_ack_interval(
+                checkpoint_every=self.config.output.checkpoint_every,
+                iterations=self.config.iterations,
+                groups_per_iteration=self.local_tasks,
+                max_unacked=settings.max_unacked,
             )
-        raise ConfigurationError(f"rollout.queue must be 'memory' or a redis:// URL, got {url!r}.", queue=url)
+        return queue
 
     def _weight_sync(self) -> Any | None:
         settings = self.config.rollout

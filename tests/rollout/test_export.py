@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -72,3 +75,86 @@ def test_trajectory_mode_needs_a_policy_with_a_tokenizer(tmp_path: Path) -> None
     result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "g.jsonl")])
     assert result.exit_code != 0
     assert "--trajectory-mode needs a policy endpoint with a local tokenizer" in str(result.exception)
+
+
+# -- exports from a Redis stream (real Redis) ---------------------------------------------------
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture
+def redis_stream() -> Iterator[str]:
+    import redis
+
+    name = f"envhub-test:export:{uuid.uuid4().hex[:10]}"
+    yield name
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = list(client.scan_iter(f"{name}*"))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+def _publish(stream: str, uids: list[str]) -> None:
+    from envhub.rollout.queue.redis import RedisQueue
+    from tests.rollout.queue.conftest import make_group
+
+    async def put() -> None:
+        queue = RedisQueue(REDIS_URL, stream=stream, consumer="producer")
+        for uid in uids:
+            await queue.put(make_group(uid))
+        await queue.aclose()
+
+    asyncio.run(put())
+
+
+def _take(stream: str, n: int, group: str = "trainers") -> list[str]:
+    from envhub.rollout.queue.redis import RedisQueue
+
+    async def take() -> list[str]:
+        queue = RedisQueue(REDIS_URL, stream=stream, group=group, consumer="trainer-0")
+        got = []
+        for _ in range(10):
+            got += await queue.get(n, timeout_s=0.2)
+            if len(got) >= n:
+                break
+        await queue.ack(got)
+        await queue.aclose()
+        return [d.group.uid for d in got]
+
+    return asyncio.run(take())
+
+
+def test_export_from_redis_reads_without_consuming_so_trainers_still_get_every_group(
+    tmp_path: Path, redis_stream: str
+) -> None:
+    _publish(redis_stream, ["g0", "g1", "g2"])
+    out = tmp_path / "export.jsonl"
+    args = ["rollouts", "export", "--redis-url", REDIS_URL, "--stream", redis_stream, "-o", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert [g.uid for g in read_jsonl(out)] == ["g0", "g1", "g2"]
+    assert _take(redis_stream, 3) == ["g0", "g1", "g2"]  # the trainers' group still gets all three
+
+
+def test_export_with_consume_writes_the_file_before_it_acks_anything(
+    tmp_path: Path, redis_stream: str
+) -> None:
+    import redis
+
+    _publish(redis_stream, ["g0", "g1"])
+    blocked = tmp_path / "a-directory"
+    blocked.mkdir()  # the export cannot write there
+    args = ["rollouts", "export", "--redis-url", REDIS_URL, "--stream", redis_stream, "--consume"]
+    result = CliRunner().invoke(app, [*args, "-o", str(blocked)])
+    assert result.exit_code != 0
+    client = redis.Redis.from_url(REDIS_URL)
+    assert client.xlen(redis_stream) == 2
+    groups = {g["name"]: g for g in client.xinfo_groups(redis_stream)}
+    assert groups[b"envhub-export"]["pending"] == 2  # delivered to the export, never acked
+    client.close()
+    out = tmp_path / "export.jsonl"
+    result = CliRunner().invoke(app, [*args, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(g.uid for g in read_jsonl(out)) == ["g0", "g1"]
+    assert _take(redis_stream, 2) == ["g0", "g1"]  # consuming with its own group took nothing from trainers

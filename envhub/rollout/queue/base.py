@@ -3,9 +3,11 @@
 Two backends implement it: :class:`~envhub.rollout.queue.memory.MemoryQueue` (in-process, the
 embedded default) and :class:`~envhub.rollout.queue.redis.RedisQueue` (Redis Streams with a
 consumer group). Delivery is at-least-once: a consumer acknowledges a delivery only after it has
-used the group; a group delivered to a consumer that died is delivered again to another.
-Consumers de-duplicate by ``Group.uid``. ``put`` waits (back-pressure) instead of dropping when
-the queue holds too many undelivered plus unacknowledged groups.
+used the group; a group delivered to a consumer that died is delivered again to another once the
+holder's lease lapsed (live holders renew theirs in the background, so one group has at most one
+holder at a time). Consumers de-duplicate by ``Group.uid``. ``put`` waits (back-pressure)
+instead of dropping while too many groups are published but not yet delivered; groups a
+consumer holds unacked (until its checkpoint) never count against that bound.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Delivery:
 @runtime_checkable
 class GroupQueue(Protocol):
     async def put(self, group: Group) -> None:
-        """Publish one finished group; waits while the queue is over its bound."""
+        """Publish one finished group; waits while ``max_lag`` groups are undelivered."""
         ...
 
     async def get(self, count: int, *, timeout_s: float | None = None) -> list[Delivery]:

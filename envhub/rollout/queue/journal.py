@@ -12,7 +12,10 @@ the sessions are gone: :meth:`~RolloutJournal.abandon_group`, then ``begin_group
 :meth:`~RolloutJournal.commit_group` publishes the finished group, marks the slot done and
 deletes its journal entries in one step: on Redis one MULTI/EXEC holding the XADD to the
 queue's stream, so a crash never publishes a group twice nor loses it; a second commit of a
-done slot publishes nothing and returns ``False``.
+done slot publishes nothing and returns ``False``. A finished group that must wait for room in
+the queue (back-pressure) is first *parked*: its payload moves into the journal's ``ready``
+hash and its slot counts as done, so a crash while it waits re-runs nothing;
+:meth:`~RolloutJournal.publish_ready` (called when a job resumes) publishes parked groups.
 
 Two implementations: :class:`MemoryJournal` (in-process, the embedded default; it dies with
 the process, so it only guards against double commits) and :class:`RedisJournal` (shares the
@@ -24,6 +27,7 @@ under ``prefix`` (default ``envhub:journal``)::
     <p>:job:<job>:progress       hash of integer counters
     <p>:job:<job>:done           set of committed slots
     <p>:job:<job>:open           set of slots in flight
+    <p>:job:<job>:ready          hash: slot -> stream fields of a finished group waiting for room
     <p>:job:<job>:g:<slot>       hash: uid, attempt, task_id, members, meta (msgpack)
     <p>:job:<job>:g:<slot>:steps hash: "<member>:<step_idx>" -> step payload (codec)
 """
@@ -153,7 +157,11 @@ class RolloutJournal(Protocol):
         ...
 
     async def done_slots(self, job_id: str) -> set[str]:
-        """The slots whose group was committed."""
+        """The slots whose group was committed (or finished and parked, waiting for room)."""
+        ...
+
+    async def publish_ready(self, job_id: str) -> int:
+        """Publish the job's parked groups (finished, waiting for room at a crash); returns how many."""
         ...
 
     async def delete_job(self, job_id: str) -> None:
@@ -305,6 +313,9 @@ class MemoryJournal:
         job = self._jobs.get(job_id)
         return set(job.done) if job else set()
 
+    async def publish_ready(self, job_id: str) -> int:
+        return 0  # nothing outlives the process: a waiting commit is still in its caller
+
     async def delete_job(self, job_id: str) -> None:
         self._jobs.pop(job_id, None)
 
@@ -377,7 +388,8 @@ class RedisJournal:
     async def delete_job(self, job_id: str) -> None:
         async with self.queue.redis_errors("deleting a job from the rollout journal"):
             slots = [_text(s) for s in await self.client.smembers(self._job_key(job_id, "open"))]
-            keys = [self._job_key(job_id), *(self._job_key(job_id, p) for p in ("progress", "done", "open"))]
+            parts = ("progress", "done", "open", "ready")
+            keys = [self._job_key(job_id), *(self._job_key(job_id, p) for p in parts)]
             keys += [k for slot in slots for k in self._group_keys(job_id, slot)]
             async with self.client.pipeline(transaction=True) as pipe:
                 pipe.delete(*keys)
@@ -457,11 +469,11 @@ class RedisJournal:
     async def commit_group(self, job_id: str, slot: str, group: Group, queue: GroupQueue) -> bool:
         """Publish, mark done and clear the slot in one MULTI/EXEC (see the protocol).
 
-        Back-pressure is checked before the transaction, so ``k`` concurrent commits can pass
-        ``max_backlog`` by at most ``k - 1`` entries; nothing is ever dropped.
+        When the queue is at ``max_lag``, the finished group is parked first (one MULTI: its
+        payload into ``ready``, its open entries dropped), so a crash while it waits for room
+        re-runs nothing. Back-pressure is checked before the transaction, so ``k`` concurrent
+        commits can pass ``max_lag`` by at most ``k - 1`` entries; nothing is ever dropped.
         """
-        from redis.exceptions import WatchError
-
         from envhub.rollout.queue.redis import RedisQueue
 
         if not isinstance(queue, RedisQueue) or queue.client is not self.client:
@@ -469,11 +481,53 @@ class RedisJournal:
                 "RedisJournal.commit_group publishes in the same MULTI/EXEC as the journal update, so the "
                 "queue must be the RedisQueue the journal was built with (RedisJournal(queue))."
             )
-        await queue.wait_for_room()
         fields = await asyncio.to_thread(queue.entry_fields, group)  # ~70 ms for a big group: off the loop
-        done_key = self._job_key(job_id, "done")
+        if await queue.lag() >= queue.max_lag and not await self._park(job_id, slot, fields):
+            return False
+        return await self._publish(job_id, slot, fields)
+
+    async def _park(self, job_id: str, slot: str, fields: Mapping[str, Any]) -> bool:
+        """Move a finished group's payload into ``ready``; ``False`` when the slot was already done."""
         meta_key, steps_key = self._group_keys(job_id, slot)
-        async with queue.redis_errors("committing a group (XADD + journal update)"):
+        done = await self._watched_write(
+            "parking a finished group in the rollout journal",
+            job_id,
+            slot,
+            lambda pipe: (
+                pipe.hset(self._job_key(job_id, "ready"), slot, pack(dict(fields))),
+                pipe.srem(self._job_key(job_id, "open"), slot),
+                pipe.delete(meta_key, steps_key),
+            ),
+        )
+        return done
+
+    async def _publish(self, job_id: str, slot: str, fields: Mapping[str, Any]) -> bool:
+        """Wait for room, then XADD + mark done + clear the slot in one MULTI/EXEC."""
+        await self.queue.wait_for_room()
+        meta_key, steps_key = self._group_keys(job_id, slot)
+        published = await self._watched_write(
+            "committing a group (XADD + journal update)",
+            job_id,
+            slot,
+            lambda pipe: (
+                pipe.xadd(self.queue.stream, dict(fields)),
+                pipe.sadd(self._job_key(job_id, "done"), slot),
+                pipe.srem(self._job_key(job_id, "open"), slot),
+                pipe.hdel(self._job_key(job_id, "ready"), slot),
+                pipe.delete(meta_key, steps_key),
+                pipe.hincrby(self._job_key(job_id, "progress"), PUBLISHED, 1),
+            ),
+        )
+        if published:
+            self.queue.stats.put += 1
+        return published
+
+    async def _watched_write(self, doing: str, job_id: str, slot: str, write: Any) -> bool:
+        """Run ``write(pipe)`` in a MULTI unless ``slot`` is done; retried when ``done`` changed."""
+        from redis.exceptions import WatchError
+
+        done_key = self._job_key(job_id, "done")
+        async with self.queue.redis_errors(doing):
             while True:
                 async with self.client.pipeline(transaction=True) as pipe:
                     try:
@@ -482,16 +536,26 @@ class RedisJournal:
                         if await pipe.sismember(done_key, slot):
                             return False
                         pipe.multi()
-                        pipe.xadd(queue.stream, fields)  # type: ignore[arg-type]
-                        pipe.sadd(done_key, slot)
-                        pipe.srem(self._job_key(job_id, "open"), slot)
-                        pipe.delete(meta_key, steps_key)
-                        pipe.hincrby(self._job_key(job_id, "progress"), PUBLISHED, 1)
+                        write(pipe)
                         await pipe.execute()
+                        return True
                     except WatchError:
                         continue
-                queue.stats.put += 1
-                return True
+
+    async def publish_ready(self, job_id: str) -> int:
+        ready_key = self._job_key(job_id, "ready")
+        async with self.queue.redis_errors("reading parked groups from the rollout journal"):
+            parked = await self.client.hgetall(ready_key)
+        published = 0
+        for slot, payload in sorted(parked.items()):
+            raw: Any = payload
+            fields = {k: v.encode() if isinstance(v, str) else v for k, v in unpack(raw).items()}
+            if await self._publish(job_id, _text(slot), fields):
+                published += 1
+            else:  # committed meanwhile: only the parked copy is left to drop
+                async with self.queue.redis_errors("dropping a parked group"):
+                    await self.client.hdel(ready_key, slot)
+        return published
 
     async def abandon_group(self, job_id: str, slot: str) -> None:
         meta_key, steps_key = self._group_keys(job_id, slot)
@@ -502,7 +566,9 @@ class RedisJournal:
 
     async def done_slots(self, job_id: str) -> set[str]:
         async with self.queue.redis_errors("reading done slots from the rollout journal"):
-            return {_text(s) for s in await self.client.smembers(self._job_key(job_id, "done"))}
+            done = await self.client.smembers(self._job_key(job_id, "done"))
+            parked = await self.client.hkeys(self._job_key(job_id, "ready"))
+        return {_text(s) for s in (*done, *parked)}
 
 
 def _text(value: Any) -> str:

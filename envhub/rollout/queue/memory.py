@@ -3,11 +3,14 @@
 :class:`MemoryQueue` has the semantics of :class:`~envhub.rollout.queue.redis.RedisQueue`
 without a server, so the same rollout and trainer code runs in one process:
 
-* **back-pressure**: ``put`` waits while undelivered plus unacknowledged groups reach
-  ``max_pending``; nothing is dropped;
-* **at-least-once**: a delivery stays pending until acked. When a consumer is closed, its
-  unacked deliveries go back to the front of the queue; a delivery held by another consumer for
-  longer than ``claim_idle_ms`` is taken over (as Redis's XAUTOCLAIM does);
+* **back-pressure**: ``put`` waits while ``max_lag`` groups are not yet delivered; groups
+  delivered and held unacked (a trainer waiting for its checkpoint) do not count, so holding
+  them never stalls the producer; nothing is dropped;
+* **at-least-once, one holder at a time**: a delivery stays pending until acked. An open
+  consumer view renews its leases implicitly (it lives in this process), so nobody takes its
+  deliveries over; one built with ``renew_leases=False`` keeps them only while it calls
+  ``touch`` at least once per ``claim_idle_ms``. When a consumer is closed, its unacked
+  deliveries go back to the front of the queue;
 * **de-duplication by group uid**: a group whose uid was already acked (used), or that this
   consumer already holds, is dropped instead of being returned again;
 * **dead letters**: an entry that would be delivered more than ``dead_letter_after`` times goes
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from envhub.core.errors import ConfigurationError, QueueError
 from envhub.core.records import Group
 from envhub.rollout.queue.base import Delivery
+from envhub.rollout.queue.settings import DEFAULT_LEASE_MS, DEFAULT_MAX_LAG
 from envhub.rollout.queue.stats import QueueStats
 
 __all__ = ["MemoryQueue"]
@@ -48,7 +52,7 @@ class _Entry:
 class _Shared:
     """The state all consumer views of one queue share."""
 
-    max_pending: int
+    max_lag: int
     claim_idle_s: float
     dead_letter_after: int
     max_remembered: int
@@ -57,6 +61,7 @@ class _Shared:
     consumed: OrderedDict[str, None] = field(default_factory=OrderedDict)
     dead_letters: list[Group] = field(default_factory=list)
     seq: itertools.count[int] = field(default_factory=itertools.count)
+    renewing: set[str] = field(default_factory=set)  # open consumers whose leases never lapse
     # Created lazily: a Condition binds to the event loop that first uses it.
     changed: asyncio.Condition | None = None
 
@@ -68,21 +73,27 @@ class _Shared:
     def backlog(self) -> int:
         return len(self.undelivered) + len(self.pending)
 
+    def lag(self) -> int:
+        return len(self.undelivered)
+
 
 class MemoryQueue:
     """In-process :class:`~envhub.rollout.queue.base.GroupQueue`.
 
     Args:
-        max_pending: the bound on undelivered plus unacknowledged groups; ``put`` waits at it.
-        claim_idle_ms: a delivery another consumer has held this long without acking is
-            delivered again (to whichever consumer asks next).
+        max_lag: the bound on undelivered groups; ``put`` waits at it.
+        claim_idle_ms: a delivery held this long by a consumer that does not renew its leases
+            (``renew_leases=False`` and no ``touch``) is delivered again to whoever asks next.
         dead_letter_after: an entry is delivered at most this many times, then dead-lettered.
         consumer: this view's consumer name.
         max_remembered: how many consumed uids are remembered for de-duplication (oldest forgotten).
+        renew_leases: this view keeps its deliveries while it is open (default); off, it keeps
+            them only while it calls :meth:`touch` often enough.
+        max_pending: former name of ``max_lag``.
 
     Example::
 
-        queue = MemoryQueue(max_pending=64)
+        queue = MemoryQueue(max_lag=64)
         trainer = queue.consumer("trainer-0")
         await queue.put(group)
         [delivery] = await trainer.get(1)
@@ -92,21 +103,24 @@ class MemoryQueue:
 
     def __init__(
         self,
-        max_pending: int = 1024,
+        max_lag: int = DEFAULT_MAX_LAG,
         *,
-        claim_idle_ms: int = 300_000,
+        claim_idle_ms: int = DEFAULT_LEASE_MS,
         dead_letter_after: int = 10,
         consumer: str = "main",
         max_remembered: int = 1_000_000,
+        renew_leases: bool = True,
+        max_pending: int | None = None,
         _shared: _Shared | None = None,
     ) -> None:
-        if max_pending < 1 or dead_letter_after < 1 or claim_idle_ms < 0:
+        max_lag = max_pending if max_pending is not None else max_lag
+        if max_lag < 1 or dead_letter_after < 1 or claim_idle_ms < 0:
             raise ConfigurationError(
-                f"MemoryQueue needs max_pending >= 1, dead_letter_after >= 1 and claim_idle_ms >= 0; got "
-                f"{max_pending}, {dead_letter_after} and {claim_idle_ms}."
+                f"MemoryQueue needs max_lag >= 1, dead_letter_after >= 1 and claim_idle_ms >= 0; got "
+                f"{max_lag}, {dead_letter_after} and {claim_idle_ms}."
             )
         self._shared = _shared or _Shared(
-            max_pending=max_pending,
+            max_lag=max_lag,
             claim_idle_s=claim_idle_ms / 1000,
             dead_letter_after=dead_letter_after,
             max_remembered=max_remembered,
@@ -114,10 +128,12 @@ class MemoryQueue:
         self.name = consumer
         self.stats = QueueStats()
         self._closed = False
+        if renew_leases:
+            self._shared.renewing.add(consumer)
 
-    def consumer(self, name: str) -> MemoryQueue:
+    def consumer(self, name: str, *, renew_leases: bool = True) -> MemoryQueue:
         """Another view of the same queue, acting as consumer ``name``."""
-        return MemoryQueue(consumer=name, _shared=self._shared)
+        return MemoryQueue(consumer=name, renew_leases=renew_leases, _shared=self._shared)
 
     @property
     def dead_letters(self) -> list[Group]:
@@ -125,17 +141,27 @@ class MemoryQueue:
         return self._shared.dead_letters
 
     async def backlog(self) -> int:
-        """Undelivered plus unacknowledged groups (what back-pressure bounds)."""
+        """Undelivered plus unacknowledged groups (what the queue retains)."""
         return self._shared.backlog()
 
+    async def lag(self) -> int:
+        """Groups not yet delivered (what back-pressure bounds)."""
+        return self._shared.lag()
+
+    async def raw_uids(self) -> list[str]:
+        """The uid of every group the queue holds, pending then undelivered, duplicates included."""
+        shared = self._shared
+        entries = sorted([*shared.pending.values(), *shared.undelivered], key=lambda e: e.seq)
+        return [e.group.uid for e in entries]
+
     async def put(self, group: Group) -> None:
-        """Publish ``group``; waits while the backlog is at ``max_pending``."""
+        """Publish ``group``; waits while ``max_lag`` groups are undelivered."""
         self._check_open()
         shared = self._shared
         async with shared.condition():
-            if shared.backlog() >= shared.max_pending:
+            if shared.lag() >= shared.max_lag:
                 self.stats.put_waits += 1
-                await shared.condition().wait_for(lambda: shared.backlog() < shared.max_pending)
+                await shared.condition().wait_for(lambda: shared.lag() < shared.max_lag)
             shared.undelivered.append(_Entry(next(shared.seq), group))
             self.stats.put += 1
             shared.condition().notify_all()
@@ -190,6 +216,7 @@ class MemoryQueue:
             return
         self._closed = True
         shared = self._shared
+        shared.renewing.discard(self.name)
         async with shared.condition():
             mine = sorted((e for e in shared.pending.values() if e.owner == self.name), key=lambda e: e.seq)
             for entry in mine:
@@ -207,7 +234,9 @@ class MemoryQueue:
         stale = [
             e
             for e in shared.pending.values()
-            if e.owner != self.name and now - e.delivered_at >= shared.claim_idle_s
+            if e.owner != self.name
+            and e.owner not in shared.renewing
+            and now - e.delivered_at >= shared.claim_idle_s
         ]
         out: list[Delivery] = []
         for entry in sorted(stale, key=lambda e: e.seq):
@@ -218,8 +247,8 @@ class MemoryQueue:
             self._deliver(entry, now, held, out)
         while shared.undelivered and len(out) < count:
             self._deliver(shared.undelivered.popleft(), now, held, out)
-        if len(out) < count or stale:
-            shared.condition().notify_all()  # room may have been made (dead letters, duplicates)
+        if out or stale or len(out) < count:
+            shared.condition().notify_all()  # room was made (deliveries, dead letters, duplicates)
         return out
 
     def _deliver(self, entry: _Entry, now: float, held: set[str], out: list[Delivery]) -> None:

@@ -5,27 +5,41 @@ One stream (``envhub:groups``) holds one entry per finished group: small header 
 compact payload ``v`` (:mod:`envhub.rollout.queue.codec`). Trainers are consumers of one
 consumer group (``trainers``). Reference facts: ``shared/reference/round2_rollout_trainer.md`` §5.
 
-* **Nothing is dropped.** The stream is never trimmed with MAXLEN (which deletes undelivered
-  entries). Instead ``put`` waits while the group's ``lag + pending`` (``XINFO GROUPS``) is at
-  ``max_backlog``. An entry leaves the stream only when acked (``XACK`` + ``XDEL`` in one
-  MULTI) or moved to the dead-letter stream.
+* **Readers never take from each other.** Each reader is its own consumer group (the trainers
+  of one run share one); acking (``XACK``) only clears that group's pending list. An entry is
+  deleted once *every* group on the stream is done with it: after each ack the stream is
+  trimmed with ``XTRIM MINID`` to the smallest, over all groups (``XINFO GROUPS``), of the
+  group's oldest pending id (``XPENDING``) and the successor of its last-delivered id
+  (:data:`_TRIM_SCRIPT`, run atomically). A reader that must consume nothing (export, viewer)
+  reads with ``XRANGE`` and no group at all (:func:`read_stream`). Redis 7.0 has no per-group
+  delete; reference ``shared/reference/round3_notes.md``.
+* **Back-pressure counts lag, never held groups.** ``put`` waits while the consumer group's
+  *lag* (entries not yet delivered to it, ``XINFO GROUPS``) is at ``max_lag``. Groups a
+  trainer holds unacked until its checkpoint are delivered, so they never stall the producer;
+  ``max_unacked`` bounds how many one consumer may hold (a clear error past it, not a hang).
+* **At most one holder.** Every delivery takes a lease: a per-uid key
+  ``<stream>:<group>:lease:<uid>`` holding the consumer's name with a TTL of ``claim_idle_ms``.
+  A background task renews the leases of everything this consumer holds (and resets the
+  entries' idle time, ``XCLAIM JUSTID``) every third of the lease. ``XAUTOCLAIM`` only finds
+  entries idle past the lease, and a claimed entry is accepted only when its lease really
+  lapsed (the key is gone or names this consumer); otherwise it goes straight back to its
+  holder. :meth:`RedisQueue.touch` still renews by hand.
 * **At-least-once.** ``get`` returns, in this order: this consumer's own pending entries (read
-  with id ``0``: what it held when it last died, if it kept its name), entries other consumers
-  left unacked for ``claim_idle_ms`` (``XAUTOCLAIM``), then new entries (``XREADGROUP >``).
-  Ack only after the group was used.
+  with id ``0``: what it held when it last died, if it kept its name), entries whose holder's
+  lease lapsed (``XAUTOCLAIM``), then new entries (``XREADGROUP >``). Ack only after the
+  group was used.
 * **De-duplication by uid.** Acking records the uids in a sorted set (in the same MULTI as the
   XACK); a later entry with a consumed uid (a producer that published twice, a redelivery of a
-  group already used) is acked and skipped, never returned; so is a second entry with a uid
-  this consumer already holds.
+  group already used) is acked and skipped, never returned; so is an entry whose uid another
+  live lease holds.
+* **Filters.** A consumer built with ``envs`` / ``runs`` gets only entries whose ``env`` /
+  ``run`` header field matches; the rest are acked *for its group only* (give a filtered
+  reader its own group).
 * **Dead letters.** An entry delivered more than ``dead_letter_after`` times (or whose payload
-  cannot be decoded) moves to ``<stream>:dead`` with the reason, and is counted.
+  cannot be decoded) is copied to ``<stream>:dead`` with the reason, acked, and counted.
 * **Errors.** Any Redis failure (down, refused, an error reply) raises
   :class:`~envhub.core.errors.QueueError` naming the URL (password masked), never a raw redis
   exception.
-
-``claim_idle_ms`` must exceed the longest time a consumer holds a delivery before acking it
-(or call :meth:`RedisQueue.touch` while working): a live consumer's deliveries idle past it are
-handed to another consumer.
 """
 
 from __future__ import annotations
@@ -36,7 +50,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -48,9 +62,10 @@ from envhub.core.errors import ConfigurationError, QueueError
 from envhub.core.records import Group
 from envhub.rollout.queue.base import Delivery
 from envhub.rollout.queue.codec import decode_group, encode_group
+from envhub.rollout.queue.settings import DEFAULT_LEASE_MS, DEFAULT_MAX_LAG, DEFAULT_MAX_UNACKED
 from envhub.rollout.queue.stats import QueueStats
 
-__all__ = ["DEFAULT_URL", "Deduplicator", "RedisQueue", "mask_url"]
+__all__ = ["DEFAULT_URL", "Deduplicator", "RedisQueue", "mask_url", "read_stream"]
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 _RELEASED_IDLE_MS = 30 * 86400 * 1000
@@ -88,6 +103,62 @@ class Deduplicator:
         pipe.zremrangebyscore(self.key, "-inf", now - self.ttl_s)
 
 
+# The MINID retention rule (see the module docstring), atomic in one script: the smallest id any
+# group still needs; entries before it were delivered to and acked by every group. Returns the
+# number of entries trimmed (0 when the stream has no group: nothing may be dropped then).
+_TRIM_SCRIPT = """
+local function parse(id)
+  local dash = string.find(id, '-', 1, true)
+  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
+end
+local function less(a, b)
+  local am, as = parse(a)
+  local bm, bs = parse(b)
+  return am < bm or (am == bm and as < bs)
+end
+local groups = redis.call('XINFO', 'GROUPS', KEYS[1])
+if #groups == 0 then return 0 end
+local keep = nil
+for _, g in ipairs(groups) do
+  local info = {}
+  for i = 1, #g, 2 do info[g[i]] = g[i + 1] end
+  local ms, seq = parse(info['last-delivered-id'])
+  local need = ms .. '-' .. (seq + 1)
+  if tonumber(info['pending']) > 0 then
+    local oldest = redis.call('XPENDING', KEYS[1], info['name'])[2]
+    if less(oldest, need) then need = oldest end
+  end
+  if keep == nil or less(need, keep) then keep = need end
+end
+return redis.call('XTRIM', KEYS[1], 'MINID', keep)
+"""
+
+# Take (or keep) the lease of a uid: granted when nobody holds it or this consumer already does.
+# Returns 1 when granted, else the holder's name.
+_LEASE_SCRIPT = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false or holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return holder
+"""
+
+# Renew leases this consumer still holds; returns, per key, 1 when renewed, 0 when it was lost.
+_RENEW_SCRIPT = """
+local out = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out
+"""
+
+
 @dataclass
 class _Read:
     """One stream entry as read: fields are empty when the entry was deleted meanwhile."""
@@ -95,6 +166,40 @@ class _Read:
     entry_id: str
     fields: dict[bytes, bytes]
     times_delivered: int
+    claimed: bool = False
+
+
+def _wanted(fields: dict[bytes, bytes], envs: frozenset[str] | None, runs: frozenset[str] | None) -> bool:
+    if envs is not None and _text(fields.get(b"env", b"")) not in envs:
+        return False
+    return runs is None or _text(fields.get(b"run", b"")) in runs
+
+
+async def read_stream(
+    client: aioredis.Redis,
+    stream: str,
+    *,
+    envs: Collection[str] | None = None,
+    runs: Collection[str] | None = None,
+    batch: int = 64,
+) -> AsyncIterator[Group]:
+    """Every group on ``stream``, oldest first, read with ``XRANGE``: consumes nothing.
+
+    No consumer group is involved, so exports and viewers take nothing from the trainers and
+    hold nothing back from retention. ``envs`` / ``runs`` keep only entries whose header field
+    matches (checked before decoding).
+    """
+    env_set = None if envs is None else frozenset(envs)
+    run_set = None if runs is None else frozenset(runs)
+    start = "-"
+    while True:
+        entries: Any = await client.xrange(stream, min=start, count=batch)
+        for _, fields in entries:
+            if _wanted(fields, env_set, run_set):
+                yield await asyncio.to_thread(decode_group, fields[b"v"])
+        if len(entries) < batch:
+            return
+        start = "(" + _text(entries[-1][0])
 
 
 class RedisQueue:
@@ -103,18 +208,29 @@ class RedisQueue:
     Args:
         url: the Redis URL (``REDIS_URL``), e.g. ``redis://127.0.0.1:6379/0``.
         stream: the work stream's key.
-        group: the consumer group (created with MKSTREAM from id 0 when missing).
+        group: the consumer group (created with MKSTREAM from id 0 when missing). Every reader
+            that must see every group (a second trainer run, a monitor) uses its own group.
         consumer: this consumer's name. Keep it stable across restarts of one trainer process
             so that it takes back its own pending entries at once; default: host-pid-random.
-        max_backlog: ``put`` waits while undelivered plus pending entries reach this.
-        claim_idle_ms: entries another consumer left unacked this long are taken over.
+        max_lag: ``put`` waits while this many entries are not yet delivered to ``group``
+            (``ENVHUB_QUEUE_MAX_LAG``, default 1024). Delivered, unacked entries do not count.
+        max_unacked: ``get`` refuses to hold more than this many deliveries unacked
+            (``ENVHUB_QUEUE_MAX_UNACKED``; a trainer checks its checkpoint interval at start-up).
+        claim_idle_ms: the lease of a holder on each delivery (``ENVHUB_QUEUE_LEASE_MS``);
+            another consumer takes a delivery over only once its holder's lease lapsed.
+        renew_leases: renew this consumer's leases in a background task (off: call
+            :meth:`touch` at least once per ``claim_idle_ms``).
         dead_letter_after: an entry is delivered at most this many times, then dead-lettered.
+        run: the ``run`` header field this producer writes on its entries (a trainer run id).
+        envs: when set, this consumer gets only entries of these env ids.
+        runs: when set, this consumer gets only entries of these runs.
         compress: zlib level for payloads, or ``None``.
         dedup_ttl_s: how long consumed uids are remembered.
-        poll_s: how often a waiting ``put`` re-checks the backlog (it backs off to 10x).
+        poll_s: how often a waiting ``put`` re-checks the lag (it backs off to 10x).
         connect_timeout_s: how long to wait for a TCP connection to Redis.
         client: an existing ``redis.asyncio.Redis`` (``decode_responses=False``) to share; it
             is not closed by :meth:`aclose`.
+        max_backlog: former name of ``max_lag``.
     """
 
     def __init__(
@@ -124,29 +240,37 @@ class RedisQueue:
         stream: str = "envhub:groups",
         group: str = "trainers",
         consumer: str | None = None,
-        max_backlog: int = 1024,
-        claim_idle_ms: int = 300_000,
+        max_lag: int = DEFAULT_MAX_LAG,
+        max_unacked: int = DEFAULT_MAX_UNACKED,
+        claim_idle_ms: int = DEFAULT_LEASE_MS,
+        renew_leases: bool = True,
         dead_letter_after: int = 10,
+        run: str = "",
+        envs: Collection[str] | None = None,
+        runs: Collection[str] | None = None,
         compress: int | None = None,
         dedup_ttl_s: float = 7 * 86400,
         poll_s: float = 0.05,
         connect_timeout_s: float = 5.0,
         client: aioredis.Redis | None = None,
+        max_backlog: int | None = None,
     ) -> None:
-        if max_backlog < 1 or dead_letter_after < 1 or claim_idle_ms < 1:
+        max_lag = max_backlog if max_backlog is not None else max_lag
+        if max_lag < 1 or dead_letter_after < 1 or claim_idle_ms < 1 or max_unacked < 1:
             raise ConfigurationError(
-                f"RedisQueue needs max_backlog >= 1, dead_letter_after >= 1 and claim_idle_ms >= 1; got "
-                f"{max_backlog}, {dead_letter_after} and {claim_idle_ms}."
+                "RedisQueue needs max_lag >= 1, max_unacked >= 1, dead_letter_after >= 1 and "
+                f"claim_idle_ms >= 1; got {max_lag}, {max_unacked}, {dead_letter_after} and {claim_idle_ms}."
             )
         self.url = url
         self.stream, self.group = stream, group
         self.dead_stream = f"{stream}:dead"
         self.consumer = consumer or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        self.max_backlog, self.claim_idle_ms, self.dead_letter_after = (
-            max_backlog,
-            claim_idle_ms,
-            dead_letter_after,
-        )
+        self.max_lag, self.max_unacked = max_lag, max_unacked
+        self.claim_idle_ms, self.dead_letter_after = claim_idle_ms, dead_letter_after
+        self.renew_leases = renew_leases
+        self.run = run
+        self.envs = None if envs is None else frozenset(envs)
+        self.runs = None if runs is None else frozenset(runs)
         self.compress, self.poll_s = compress, poll_s
         self._owns_client = client is None
         self.client: aioredis.Redis = client or aioredis.Redis.from_url(
@@ -161,6 +285,16 @@ class RedisQueue:
         self._claim_every_s = max(claim_idle_ms / 4000, 0.01)
         self._last_claim = 0.0
         self._outstanding: dict[str, str] = {}  # delivery id -> uid, returned and not acked
+        self._renewer: asyncio.Task[None] | None = None
+
+    @property
+    def max_backlog(self) -> int:
+        """Former name of :attr:`max_lag`."""
+        return self.max_lag
+
+    @max_backlog.setter
+    def max_backlog(self, value: int) -> None:
+        self.max_lag = value
 
     # -- errors --------------------------------------------------------------------------------
 
@@ -193,28 +327,46 @@ class RedisQueue:
         return {
             "uid": group.uid,
             "env": group.env_id,
+            "run": self.run,
             "policy_version": "" if group.policy_version is None else str(group.policy_version),
             "job": group.job_id or "",
             "v": encode_group(group, compress=self.compress),
         }
 
-    async def backlog(self) -> int:
-        """Undelivered plus pending entries of the consumer group (what back-pressure bounds)."""
+    async def _group_info(self) -> dict[str, Any] | None:
         await self._ensure_group()
-        async with self.redis_errors("reading the queue backlog (XINFO GROUPS)"):
+        async with self.redis_errors("reading the consumer group (XINFO GROUPS)"):
             for info in await self.client.xinfo_groups(self.stream):
-                name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
-                if name == self.group:
-                    if info.get("lag") is None:  # unknown after some deletions: count the entries
-                        return int(await self.client.xlen(self.stream))
-                    return int(info["lag"]) + int(info["pending"])
+                if _text(info["name"]) == self.group:
+                    return dict(info)
         self._group_ready = False  # the group was deleted under us: recreate it next time
-        return 0
+        return None
+
+    async def lag(self) -> int:
+        """Entries not yet delivered to the consumer group (what back-pressure bounds)."""
+        info = await self._group_info()
+        if info is None:
+            return 0
+        if info.get("lag") is not None:
+            return int(info["lag"])
+        # Redis cannot tell the lag (e.g. after XDEL of unread entries): count what follows the
+        # last delivered id, up to the bound (that is all back-pressure needs to know).
+        async with self.redis_errors("counting undelivered groups (XRANGE)"):
+            after = "(" + _text(info["last-delivered-id"])
+            entries: Any = await self.client.xrange(self.stream, min=after, count=self.max_lag + 1)
+            return len(entries)
+
+    async def backlog(self) -> int:
+        """Undelivered plus delivered-but-unacked entries of the consumer group (what it retains)."""
+        info = await self._group_info()
+        if info is None:
+            return 0
+        return await self.lag() + int(info["pending"])
 
     async def wait_for_room(self) -> None:
-        """Return once the backlog is below ``max_backlog`` (polls; counts a wait in ``stats.put_waits``)."""
+        """Return once the lag is below ``max_lag`` (polls; counts a wait in ``stats.put_waits``)."""
         delay, waited = self.poll_s, False
-        while await self.backlog() >= self.max_backlog:
+        while await self.lag() >= self.max_lag:
             if not waited:
                 self.stats.put_waits += 1
                 waited = True
@@ -222,7 +374,7 @@ class RedisQueue:
             delay = min(delay * 1.5, self.poll_s * 10)
 
     async def put(self, group: Group) -> None:
-        """XADD ``group`` (no MAXLEN) once the backlog is below ``max_backlog``."""
+        """XADD ``group`` (no MAXLEN) once the lag is below ``max_lag``."""
         await self.wait_for_room()
         # Encoding a big group takes tens of ms: a thread keeps the event loop answering meanwhile.
         fields = await asyncio.to_thread(self.entry_fields, group)
@@ -233,15 +385,27 @@ class RedisQueue:
     # -- consumer ------------------------------------------------------------------------------
 
     async def get(self, count: int, *, timeout_s: float | None = None) -> list[Delivery]:
-        """Up to ``count`` deliveries: own pending, then idle ones of others, then new entries.
+        """Up to ``count`` deliveries: own pending, then lapsed ones of others, then new entries.
 
         Waits until at least one group is available, or returns ``[]`` after ``timeout_s``
         (``None`` waits indefinitely; ``0`` never blocks).
+
+        Raises:
+            QueueError: this consumer would hold more than ``max_unacked`` unacked deliveries.
         """
         _check_count(count)
+        if len(self._outstanding) + count > self.max_unacked:
+            raise QueueError(
+                f"Consumer {self.consumer!r} holds {len(self._outstanding)} unacked groups and asked for "
+                f"{count} more, past max_unacked={self.max_unacked}. Ack sooner (a trainer: a smaller "
+                "output.checkpoint_every) or raise ENVHUB_QUEUE_MAX_UNACKED.",
+                held=len(self._outstanding),
+                max_unacked=self.max_unacked,
+            )
         await self._ensure_group()
+        self._start_renewer()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        block_cap_s = min(2.0, max(0.05, self.claim_idle_ms / 2000))  # wake up to reclaim idle entries
+        block_cap_s = min(2.0, max(0.05, self.claim_idle_ms / 2000))  # wake up to reclaim lapsed entries
         while True:
             reads: list[_Read] = []
             if not self._recovered:
@@ -261,53 +425,105 @@ class RedisQueue:
                 return []
 
     async def ack(self, deliveries: Sequence[Delivery]) -> None:
-        """XACK + XDEL the deliveries and record their uids as consumed, in one MULTI."""
+        """XACK the deliveries for this group, record their uids and drop their leases (one MULTI).
+
+        Then trim what every group is done with (the MINID retention rule).
+        """
         if not deliveries:
             return
         ids = [d.delivery_id for d in deliveries]
         async with self.transaction("acknowledging groups (XACK)") as pipe:
             self.dedup.mark(pipe, [d.group.uid for d in deliveries])
             pipe.xack(self.stream, self.group, *ids)
-            pipe.xdel(self.stream, *ids)
+            pipe.delete(*(self._lease_key(d.group.uid) for d in deliveries))
             results = await pipe.execute()
         self.stats.acked += int(results[-2])
         for entry_id in ids:
             self._outstanding.pop(entry_id, None)
+        await self.trim()
+
+    async def trim(self) -> int:
+        """Delete the entries every consumer group on the stream has acked; returns how many."""
+        async with self.redis_errors("trimming acked groups (XTRIM MINID)"):
+            return int(await self.client.eval(_TRIM_SCRIPT, 1, self.stream))  # type: ignore[misc]
 
     async def touch(self, deliveries: Sequence[Delivery]) -> None:
-        """Reset the idle time of deliveries still being worked on, so nobody takes them over."""
+        """Renew the leases of deliveries still being worked on, so nobody takes them over."""
         if deliveries:
-            async with self.redis_errors("extending deliveries (XCLAIM JUSTID)"):
-                await self.client.xclaim(
-                    self.stream,
-                    self.group,
-                    self.consumer,
-                    0,
-                    [d.delivery_id for d in deliveries],
-                    justid=True,
-                )
+            await self._renew({d.delivery_id: d.group.uid for d in deliveries})
 
     async def aclose(self) -> None:
         """Hand unacked deliveries back (others can take them at once) and close the connection."""
+        if self._renewer is not None:
+            self._renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._renewer
+            self._renewer = None
         try:
             if self._outstanding:
-                # IDLE makes them look idle for a long time (beyond any consumer's claim_idle_ms),
-                # so the next XAUTOCLAIM of any consumer takes them.
-                await self.client.xclaim(
-                    self.stream,
-                    self.group,
-                    self.consumer,
-                    0,
-                    list(self._outstanding),
-                    idle=max(self.claim_idle_ms, _RELEASED_IDLE_MS),
-                    justid=True,
-                )
+                # IDLE makes them look idle for a long time (beyond any consumer's lease), and the
+                # lease keys go, so the next XAUTOCLAIM of any consumer takes them.
+                async with self.client.pipeline(transaction=True) as pipe:
+                    pipe.xclaim(
+                        self.stream,
+                        self.group,
+                        self.consumer,
+                        0,
+                        list(self._outstanding),
+                        idle=max(self.claim_idle_ms, _RELEASED_IDLE_MS),
+                        justid=True,
+                    )
+                    pipe.delete(*(self._lease_key(uid) for uid in self._outstanding.values()))
+                    await pipe.execute()
                 self._outstanding.clear()
         except (RedisError, OSError):
-            pass  # best effort: without it they are reclaimed after claim_idle_ms anyway
+            pass  # best effort: without it they are reclaimed once the leases lapse anyway
         finally:
             if self._owns_client:
                 await self.client.aclose()
+
+    # -- leases --------------------------------------------------------------------------------
+
+    def _lease_key(self, uid: str) -> str:
+        return f"{self.stream}:{self.group}:lease:{uid}"
+
+    def _start_renewer(self) -> None:
+        if self.renew_leases and (self._renewer is None or self._renewer.done()):
+            self._renewer = asyncio.create_task(self._renew_forever())
+
+    async def _renew_forever(self) -> None:
+        """Renew every held lease each third of ``claim_idle_ms``, for as long as this consumer lives."""
+        while True:
+            await asyncio.sleep(self.claim_idle_ms / 3000)
+            if self._outstanding:
+                with contextlib.suppress(QueueError):  # Redis away: the next round tries again
+                    await self._renew(dict(self._outstanding))
+
+    async def _renew(self, held: dict[str, str]) -> None:
+        """Extend the leases of ``held`` (delivery id -> uid) and reset the entries' idle time."""
+        ids, uids = list(held), list(held.values())
+        async with self.redis_errors("renewing leases (XCLAIM JUSTID)"):
+            kept: Any = await self.client.eval(  # type: ignore[misc]
+                _RENEW_SCRIPT,
+                len(uids),
+                *(self._lease_key(u) for u in uids),
+                self.consumer,
+                self.claim_idle_ms,
+            )
+            mine: list[Any] = [i for i, ok in zip(ids, kept, strict=True) if ok]
+            if mine:
+                await self.client.xclaim(self.stream, self.group, self.consumer, 0, mine, justid=True)
+        lost = len(ids) - len(mine)
+        if lost:
+            self.stats.leases_lost += lost  # renewed too late: another consumer may hold them now
+
+    async def _take_lease(self, uid: str) -> str | None:
+        """Take the lease of ``uid``; returns ``None`` when granted, else the live holder's name."""
+        async with self.redis_errors("taking a lease (SET PX)"):
+            got = await self.client.eval(  # type: ignore[misc]
+                _LEASE_SCRIPT, 1, self._lease_key(uid), self.consumer, self.claim_idle_ms
+            )
+        return None if got == 1 else _text(got)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -339,7 +555,7 @@ class RedisQueue:
         if count <= 0 or now - self._last_claim < self._claim_every_s:
             return []
         self._last_claim = now
-        async with self.redis_errors("taking over idle groups (XAUTOCLAIM)"):
+        async with self.redis_errors("taking over lapsed groups (XAUTOCLAIM)"):
             claimed: Any = await self.client.xautoclaim(
                 self.stream, self.group, self.consumer, self.claim_idle_ms, self._claim_cursor, count=count
             )
@@ -350,7 +566,8 @@ class RedisQueue:
         # Our own idle deliveries come back too: we still hold them, they are not new.
         entries = [e for e in entries if _text(e[0]) not in self._outstanding]
         reads = await self._with_counts(entries)
-        self.stats.claimed += len(reads)
+        for read in reads:
+            read.claimed = True
         return reads
 
     async def _read_new(self, count: int, block_s: float) -> list[_Read]:
@@ -379,13 +596,22 @@ class RedisQueue:
         counts = {_text(r["message_id"]): int(r["times_delivered"]) for r in rows}
         return [_Read(i, dict(f or {}), counts.get(i, 1)) for i, (_, f) in zip(ids, entries, strict=True)]
 
+    async def _give_back(self, read: _Read, holder: str) -> None:
+        """Return a claimed entry to the consumer whose lease on it is still alive."""
+        async with self.redis_errors("returning a group to its holder (XCLAIM JUSTID)"):
+            await self.client.xclaim(self.stream, self.group, holder, 0, [read.entry_id], justid=True)
+        self.stats.claims_refused += 1
+
     async def _accept(self, reads: list[_Read]) -> list[Delivery]:
-        """Decode, de-duplicate and dead-letter ``reads``; the rest become deliveries."""
+        """Filter, de-duplicate, lease and dead-letter ``reads``; the rest become deliveries."""
         live: list[_Read] = []
-        gone: list[str] = []  # deleted meanwhile, or duplicates: ack and delete
+        gone: list[str] = []  # deleted meanwhile, filtered out, or duplicates: ack for this group
         for read in reads:
             if not read.fields:
                 gone.append(read.entry_id)
+            elif not _wanted(read.fields, self.envs, self.runs):
+                gone.append(read.entry_id)
+                self.stats.filtered_out += 1
             elif read.times_delivered > self.dead_letter_after:
                 await self._dead_letter(read, f"delivered {read.times_delivered} times without an ack")
             else:
@@ -400,6 +626,14 @@ class RedisQueue:
                 gone.append(read.entry_id)
                 self.stats.duplicates_skipped += 1
                 continue
+            holder = await self._take_lease(uid)
+            if holder is not None:
+                if read.claimed:  # its holder lives and renews: not ours to take
+                    await self._give_back(read, holder)
+                else:  # a second entry of a uid another consumer holds: a duplicate publish
+                    gone.append(read.entry_id)
+                    self.stats.duplicates_skipped += 1
+                continue
             try:
                 group = await asyncio.to_thread(decode_group, read.fields[b"v"])
             except (QueueError, KeyError) as exc:
@@ -408,11 +642,11 @@ class RedisQueue:
             held.add(uid)
             self._outstanding[read.entry_id] = uid
             out.append(Delivery(group, read.entry_id, read.times_delivered))
+            self.stats.claimed += read.claimed
         if gone:
-            async with self.transaction("dropping duplicate groups (XACK)") as pipe:
-                pipe.xack(self.stream, self.group, *gone)
-                pipe.xdel(self.stream, *gone)
-                await pipe.execute()
+            async with self.redis_errors("dropping duplicate groups (XACK)"):
+                await self.client.xack(self.stream, self.group, *gone)
+            await self.trim()
         self.stats.delivered += len(out)
         self.stats.redelivered += sum(1 for d in out if d.times_delivered > 1)
         return out
@@ -429,9 +663,9 @@ class RedisQueue:
         async with self.transaction("moving a group to the dead-letter stream") as pipe:
             pipe.xadd(self.dead_stream, fields)  # type: ignore[arg-type]
             pipe.xack(self.stream, self.group, read.entry_id)
-            pipe.xdel(self.stream, read.entry_id)
             await pipe.execute()
         self.stats.dead_lettered += 1
+        await self.trim()
 
 
 def _check_count(count: int) -> None:

@@ -21,6 +21,10 @@ class QueueStats:
         duplicates_skipped: deliveries of a group uid already consumed (or already held), acked and
             dropped instead of being returned a second time.
         dead_lettered: entries moved to the dead-letter store (delivered too often, or undecodable).
+        filtered_out: entries of other envs or runs than this consumer reads (acked for its group).
+        claims_refused: lapsed-looking entries whose holder's lease was still alive (given back).
+        leases_lost: held deliveries whose lease lapsed before it was renewed (another consumer
+            may have taken them: the holder was stalled for longer than the lease).
     """
 
     put: int = 0
@@ -31,6 +35,9 @@ class QueueStats:
     acked: int = 0
     duplicates_skipped: int = 0
     dead_lettered: int = 0
+    filtered_out: int = 0
+    claims_refused: int = 0
+    leases_lost: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)

@@ -48,6 +48,13 @@ async def pair(
     await queue.aclose()
 
 
+async def _raw_uids(queue: Any) -> list[str]:
+    """The uid of every entry the queue holds (undelivered or not), duplicates included."""
+    if isinstance(queue, MemoryQueue):
+        return await queue.raw_uids()
+    return [f[b"uid"].decode() for _, f in await queue.client.xrange(queue.stream)]
+
+
 async def test_both_journals_implement_the_protocol(pair: tuple[Any, Any]) -> None:
     assert isinstance(pair[0], RolloutJournal)
 
@@ -109,6 +116,7 @@ async def test_commit_publishes_once_marks_the_slot_done_and_clears_it(
     await journal.record_step("j", "t0", 0, group.trajectories[0].steps[0])
     assert await journal.commit_group("j", "t0", group, queue) is True
     assert await journal.commit_group("j", "t0", group, queue) is False
+    assert await _raw_uids(queue) == [uid]  # counted on the stream itself, not through a consumer
     assert await journal.done_slots("j") == {"t0"}
     assert await journal.open_groups("j") == []
     assert await journal.progress("j") == {"groups_published": 1}
@@ -132,6 +140,7 @@ async def test_concurrent_commits_of_one_slot_publish_it_once_and_of_many_slots_
         *(journal.commit_group("j", s, group_factory(group_uid("j", s, 0)), queue) for s in slots)
     )
     assert all(results)
+    assert sorted(await _raw_uids(queue)) == sorted(group_uid("j", s, 0) for s in ["t0", *slots])
     assert await journal.done_slots("j") == {"t0", *slots}
     assert await queue.backlog() == 9
 
@@ -171,15 +180,15 @@ async def test_redis_commit_needs_the_journals_own_queue(
 async def test_redis_commit_waits_for_room_in_the_queue(
     prefix: str, redis_client: aioredis.Redis, group_factory: Callable[..., Group]
 ) -> None:
-    queue = RedisQueue(REDIS_URL, stream=f"{prefix}:groups", max_backlog=1)
+    queue = RedisQueue(REDIS_URL, stream=f"{prefix}:groups", max_lag=1)
     journal = RedisJournal(queue, prefix=f"{prefix}:journal")
     await journal.save_job("j", {})
     assert await journal.commit_group("j", "t0", group_factory("j:t0:0"), queue)
     second = asyncio.create_task(journal.commit_group("j", "t1", group_factory("j:t1:0"), queue))
     while queue.stats.put_waits == 0:
         await asyncio.sleep(0.02)
-    assert not second.done() and await journal.done_slots("j") == {"t0"}
-    await queue.ack(await queue.get(1, timeout_s=5))
+    assert not second.done() and await redis_client.xlen(f"{prefix}:groups") == 1
+    await queue.get(1, timeout_s=5)  # delivered: no longer lag (acked or not)
     assert await asyncio.wait_for(second, 10)
     await queue.aclose()
 
@@ -270,3 +279,112 @@ async def test_a_service_killed_after_commit_never_publishes_the_group_again(
         k async for k in redis_client.scan_iter(match=f"{prefix}:journal*")
     ]
     await queue.aclose()
+
+
+async def test_a_finished_group_waiting_for_room_keeps_its_place_across_a_crash(
+    prefix: str, redis_client: aioredis.Redis
+) -> None:
+    # The child fills the queue to its bound, then commits t0: the commit waits for room, and
+    # the child is killed while it waits. The finished group must not be played again.
+    await _run_and_kill(
+        prefix,
+        """
+        queue.max_lag = 1
+        await queue.put(factory.make_group("filler", n=1, steps=1))
+        waiting = asyncio.create_task(journal.commit_group("job", "t0", played, queue))
+        while queue.stats.put_waits == 0:
+            await asyncio.sleep(0.01)
+        """,
+    )
+    stream = f"{prefix}:groups"
+    queue = RedisQueue(REDIS_URL, stream=stream, consumer="restarted")
+    journal = RedisJournal(queue, prefix=f"{prefix}:journal")
+    assert await journal.open_groups("job") == []  # nothing to re-run: it had finished
+    assert await journal.done_slots("job") == {"t0"}
+    assert [f[b"uid"] for _, f in await redis_client.xrange(stream)] == [b"filler"]
+    assert await journal.publish_ready("job") == 1  # the restarted service publishes it
+    assert await journal.publish_ready("job") == 0
+    uids = [f[b"uid"] for _, f in await redis_client.xrange(stream)]
+    assert uids == [b"filler", group_uid("job", "t0", 0).encode()]
+    assert not await journal.commit_group("job", "t0", factory_group("job"), queue)
+    assert await redis_client.xlen(stream) == 2
+    await queue.aclose()
+
+
+def factory_group(job: str) -> Group:
+    from tests.rollout.queue.conftest import make_group
+
+    return make_group(group_uid(job, "t0", 0), n=2, steps=4)
+
+
+_FAULT_CHILD = """
+import asyncio, importlib.util, os, signal
+import redis.asyncio.connection as connection
+from envhub.rollout.queue.journal import RedisJournal
+from envhub.rollout.queue.redis import RedisQueue
+spec = importlib.util.spec_from_file_location("queue_conftest", {conftest!r})
+factory = importlib.util.module_from_spec(spec); spec.loader.exec_module(factory)
+sent = 0
+original = connection.AbstractConnection.send_packed_command
+async def send_then_die(self, command, check_health=True):
+    global sent
+    await original(self, command, check_health)
+    sent += 1
+    if sent == {kill_at}:  # the command reached Redis; the process dies before reading the reply
+        os.kill(os.getpid(), signal.SIGKILL)
+connection.AbstractConnection.send_packed_command = send_then_die
+async def main():
+    queue = RedisQueue({url!r}, stream={stream!r}, consumer="service")
+    journal = RedisJournal(queue, prefix={jprefix!r})
+    await journal.save_job("job", {{"n": 1}})
+    uid = await journal.begin_group("job", "t0", attempt=0, task_id="k", members={members!r})
+    played = factory.make_group(uid, n=2, steps=2)
+    for member, traj in enumerate(played.trajectories):
+        for step in traj.steps:
+            await journal.record_step("job", "t0", member, step)
+    await journal.commit_group("job", "t0", played, queue)
+    print(sent, flush=True)
+asyncio.run(main())
+"""
+
+
+def _fault_child(prefix: str, kill_at: int) -> subprocess.Popen[str]:
+    return _spawn(
+        _FAULT_CHILD.format(
+            conftest=str(CONFTEST),
+            url=REDIS_URL,
+            stream=f"{prefix}:groups",
+            jprefix=f"{prefix}:journal",
+            members=MEMBERS,
+            kill_at=kill_at,
+        )
+    )
+
+
+async def test_a_service_killed_during_any_redis_command_publishes_each_group_exactly_once(
+    prefix: str, redis_client: aioredis.Redis
+) -> None:
+    dry = _fault_child(f"{prefix}:dry", kill_at=-1)
+    out, _ = await asyncio.to_thread(dry.communicate, timeout=60)
+    commands = int(out.strip())
+    assert commands >= 8
+    uid = group_uid("job", "t0", 0)
+    for kill_at in range(1, commands + 1):
+        run = f"{prefix}:k{kill_at}"
+        child = _fault_child(run, kill_at)
+        await asyncio.to_thread(child.wait, 60)
+        assert child.returncode == -signal.SIGKILL, f"the child was not killed at command {kill_at}"
+        stream = f"{run}:groups"
+        raw = [f[b"uid"].decode() for _, f in await redis_client.xrange(stream)]
+        queue = RedisQueue(REDIS_URL, stream=stream, consumer="restarted")
+        journal = RedisJournal(queue, prefix=f"{run}:journal")
+        jobs = await journal.jobs()
+        done = "t0" in await journal.done_slots("job") if jobs else False
+        assert raw == ([uid] if done else []), (kill_at, raw, done)  # published iff marked done
+        if jobs:  # the restarted service finishes the job: still exactly one entry
+            await journal.publish_ready("job")
+            if "t0" not in await journal.done_slots("job"):
+                assert await journal.commit_group("job", "t0", factory_group("job"), queue)
+            raw = [f[b"uid"].decode() for _, f in await redis_client.xrange(stream)]
+            assert raw == [uid], (kill_at, raw)
+        await queue.aclose()

@@ -35,10 +35,10 @@ async def make_queue(
 
     def factory(consumer: str = "c0", **options: Any) -> Any:
         if request.param == "memory":
+            renew = options.pop("renew_leases", True)
             if "base" not in shared:
-                max_pending = options.pop("max_backlog", 1024)
-                shared["base"] = MemoryQueue(max_pending, **options)
-            queue: Any = shared["base"].consumer(consumer)
+                shared["base"] = MemoryQueue(options.pop("max_lag", 1024), **options)
+            queue: Any = shared["base"].consumer(consumer, renew_leases=renew)
         else:
             queue = RedisQueue(REDIS_URL, stream=f"{prefix}:groups", consumer=consumer, **options)
         made.append(queue)
@@ -99,11 +99,11 @@ async def test_get_preserves_publication_order(
     assert [d.group.uid for d in got] == [f"g{i}" for i in range(6)]
 
 
-async def test_put_waits_at_the_backlog_bound_and_drops_nothing(
+async def test_put_waits_at_the_undelivered_lag_bound_and_drops_nothing(
     make_queue: QueueFactory, group_factory: Callable[..., Group]
 ) -> None:
-    producer = make_queue("producer", max_backlog=4)
-    consumer = make_queue("consumer", max_backlog=4)
+    producer = make_queue("producer", max_lag=4)
+    consumer = make_queue("consumer", max_lag=4)
     for i in range(4):
         await producer.put(group_factory(f"g{i}"))
     fifth = asyncio.create_task(producer.put(group_factory("g4")))
@@ -113,13 +113,35 @@ async def test_put_waits_at_the_backlog_bound_and_drops_nothing(
 
     await _eventually(waiting)  # the producer saw the bound and is waiting
     assert not fifth.done()
-    assert await consumer.backlog() == 4
+    assert await consumer.lag() == 4
     first = await consumer.get(1, timeout_s=5)
-    assert not fifth.done()  # delivered-but-unacked still counts against the bound
-    await consumer.ack(first)
-    await asyncio.wait_for(fifth, timeout=10)
+    await asyncio.wait_for(fifth, timeout=10)  # delivered (even unacked) is no longer lag
     rest = await _drain(consumer, 4)
     assert [d.group.uid for d in first + rest] == [f"g{i}" for i in range(5)]
+
+
+async def test_groups_held_unacked_until_a_checkpoint_never_stall_the_producer(
+    make_queue: QueueFactory, group_factory: Callable[..., Group]
+) -> None:
+    # A trainer acks only at its checkpoint: it may hold many more groups than the bound.
+    producer = make_queue("producer", max_lag=4)
+    trainer = make_queue("trainer", max_lag=4)
+    uids = [f"g{i}" for i in range(12)]
+
+    async def produce() -> None:
+        for uid in uids:
+            await producer.put(group_factory(uid, n=1, steps=1))
+
+    async def train() -> list[Delivery]:
+        held: list[Delivery] = []
+        while len(held) < len(uids):
+            held += await trainer.get(4, timeout_s=0.2)
+        return held
+
+    _, held = await asyncio.wait_for(asyncio.gather(produce(), train()), timeout=30)
+    assert [d.group.uid for d in held] == uids  # 12 held unacked, 3x the bound
+    await trainer.ack(held)  # the checkpoint
+    assert await trainer.lag() == 0
 
 
 async def test_unacked_deliveries_of_a_closed_consumer_go_to_another(
@@ -139,7 +161,9 @@ async def test_unacked_deliveries_of_a_closed_consumer_go_to_another(
 async def test_deliveries_left_idle_past_the_claim_limit_are_taken_over(
     make_queue: QueueFactory, group_factory: Callable[..., Group]
 ) -> None:
-    slow, fast = make_queue("slow", claim_idle_ms=300), make_queue("fast", claim_idle_ms=300)
+    # A holder that stopped renewing its lease (hung, or renewal switched off) loses the group.
+    slow = make_queue("slow", claim_idle_ms=300, renew_leases=False)
+    fast = make_queue("fast", claim_idle_ms=300)
     await slow.put(group_factory("g0"))
     [held] = await slow.get(1, timeout_s=5)
     [taken] = await _drain(fast, 1)
@@ -198,7 +222,9 @@ async def test_an_entry_delivered_too_often_goes_to_the_dead_letters(
 async def test_touch_keeps_a_slow_consumers_delivery_from_being_taken_over(
     make_queue: QueueFactory, group_factory: Callable[..., Group]
 ) -> None:
-    slow, fast = make_queue("slow", claim_idle_ms=2000), make_queue("fast", claim_idle_ms=2000)
+    # touch still works for a consumer that renews its leases by hand (no background renewal).
+    slow = make_queue("slow", claim_idle_ms=2000, renew_leases=False)
+    fast = make_queue("fast", claim_idle_ms=2000)
     await slow.put(group_factory("g0"))
     held = await slow.get(1, timeout_s=5)
     for _ in range(4):  # 4 x 600 ms of work (2.4 s in all), touching in between: never idle for 2 s
@@ -212,8 +238,8 @@ async def test_touch_keeps_a_slow_consumers_delivery_from_being_taken_over(
 async def test_a_bounded_producer_and_two_consumers_deliver_every_group_exactly_once(
     make_queue: QueueFactory, group_factory: Callable[..., Group]
 ) -> None:
-    producer = make_queue("p", max_backlog=5)
-    consumers = [make_queue("a", max_backlog=5), make_queue("b", max_backlog=5)]
+    producer = make_queue("p", max_lag=5)
+    consumers = [make_queue("a", max_lag=5), make_queue("b", max_lag=5)]
     uids = [f"g{i}" for i in range(40)]
     used: list[str] = []
 

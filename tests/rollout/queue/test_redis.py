@@ -53,7 +53,7 @@ async def test_groups_of_a_consumer_killed_before_xack_go_to_another_consumer(
         import asyncio, time
         from envhub.rollout.queue.redis import RedisQueue
         async def main():
-            queue = RedisQueue({REDIS_URL!r}, stream={stream!r}, consumer="victim")
+            queue = RedisQueue({REDIS_URL!r}, stream={stream!r}, consumer="victim", claim_idle_ms=300)
             got = await queue.get(3, timeout_s=10)
             print(len(got), flush=True)
             time.sleep(600)  # "training" on them; never acks
@@ -74,7 +74,7 @@ async def test_groups_of_a_consumer_killed_before_xack_go_to_another_consumer(
     assert sorted(d.group.uid for d in got) == ["g0", "g1", "g2"]
     assert all(d.times_delivered == 2 for d in got)
     await rescuer.ack(got)
-    assert await rescuer.backlog() == 0 and await redis_client.xlen(stream) == 0
+    assert await rescuer.backlog() == 0 and await redis_client.xlen(stream) == 0  # acked by every group
     await rescuer.aclose()
     await producer.aclose()
 
@@ -156,3 +156,18 @@ async def test_an_unreachable_redis_gives_a_queue_error_naming_redis_url(
 def test_mask_url_hides_only_the_password() -> None:
     assert mask_url("redis://user:pw@host:6380/2") == "redis://user:***@host:6380/2"
     assert mask_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+async def test_a_consumer_past_max_unacked_gets_a_queue_error_saying_what_to_change(
+    prefix: str, redis_client: aioredis.Redis, group_factory: Callable[..., Group]
+) -> None:
+    queue = RedisQueue(REDIS_URL, stream=f"{prefix}:groups", max_unacked=2)
+    for i in range(3):
+        await queue.put(group_factory(f"g{i}"))
+    held = await queue.get(2, timeout_s=5)
+    with pytest.raises(QueueError, match="ENVHUB_QUEUE_MAX_UNACKED") as caught:
+        await queue.get(1, timeout_s=0)
+    assert "checkpoint_every" in str(caught.value)
+    await queue.ack(held)
+    assert [d.group.uid for d in await queue.get(1, timeout_s=5)] == ["g2"]
+    await queue.aclose()

@@ -1,0 +1,45 @@
+"""The finished-group queue's settings (``ENVHUB_QUEUE_*``), read by the process that builds a queue.
+
+The rollout service and the trainer each build one :class:`QueueSettings` in ``main`` (or take
+one from their own settings) and pass its values to
+:class:`~envhub.rollout.queue.redis.RedisQueue` / :class:`~envhub.rollout.queue.memory.MemoryQueue`.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["DEFAULT_LEASE_MS", "DEFAULT_MAX_LAG", "DEFAULT_MAX_UNACKED", "QueueSettings"]
+
+#: ``put`` waits while this many groups are published but not yet delivered to the consumers.
+DEFAULT_MAX_LAG = 1024
+#: The most groups one consumer may hold delivered and unacked (a trainer: until its checkpoint).
+DEFAULT_MAX_UNACKED = 4096
+#: A holder's lease on a delivered group; renewed every third of it while the holder lives.
+DEFAULT_LEASE_MS = 30_000
+
+
+class QueueSettings(BaseSettings):
+    """Bounds and leases of the finished-group queue; every field is also ``ENVHUB_QUEUE_<NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="ENVHUB_QUEUE_", extra="ignore")
+
+    max_lag: int = Field(
+        default=DEFAULT_MAX_LAG,
+        ge=1,
+        description="Back-pressure: producers wait while this many groups are published but not yet "
+        "delivered to the consumer group. Groups delivered and held unacked do not count.",
+    )
+    max_unacked: int = Field(
+        default=DEFAULT_MAX_UNACKED,
+        ge=1,
+        description="The most groups one consumer may hold unacked (Redis keeps them for redelivery). "
+        "A trainer holds checkpoint_every x groups per iteration; it checks this at start-up.",
+    )
+    lease_ms: int = Field(
+        default=DEFAULT_LEASE_MS,
+        ge=100,
+        description="A holder's lease on a delivered group; a dead holder's groups go to another "
+        "consumer once it lapsed. Live holders renew it in the background.",
+    )

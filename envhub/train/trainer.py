@@ -131,7 +131,9 @@ def _load_model(config: TrainConfig, device: torch.device) -> Any:
             "`envhub model tiny --out DIR` builds a tiny one with no download.",
             path=str(path),
         )
-    dtype = torch.bfloat16 if config.model.dtype == "bfloat16" else torch.float32
+    # float32 master weights; model.dtype is the autocast compute precision (Learner). Only
+    # model.pure_bf16 stores the weights in bf16 (and the Learner warns).
+    dtype = torch.bfloat16 if config.model.pure_bf16 else torch.float32
     model: Any = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=True)
     model = model.to(device)
     if config.model.gradient_checkpointing:
@@ -230,7 +232,7 @@ class Trainer:
         shard: Callable[[Any], Any] | None = None
         if self.dist.world > 1 and config.model.strategy == "fsdp2":
             # Sharded inside the Learner, after it copies the reference and before the optimizer.
-            bf16 = config.model.autocast_bf16 and self.device.type == "cuda"
+            bf16 = config.model.dtype == "bfloat16" and self.device.type == "cuda"
             shard = functools.partial(shard_fsdp2, bf16=bf16)
         elif self.dist.world > 1:
             from torch.nn.parallel import DistributedDataParallel
@@ -575,6 +577,7 @@ class Trainer:
             if self._tis is not None and saved.tis_threshold is None and rows.has_rollout_logprobs:
                 learner.loss_config = saved.model_copy(update={"tis_threshold": self._tis})
             try:
+                learner.set_progress(self.state.iteration, config.iterations)
                 stats = learner.update(rows, old, ref, mini_batches=mini_batches)
             finally:
                 learner.loss_config = saved

@@ -204,15 +204,48 @@ class LossConfig(_Strict):
         default_factory=KPOConfig, description="KPO filter parameters (used with ratio: kpo)."
     )
     agg: Literal[
-        "token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
-    ] = "token-mean"
+        "token-mean",
+        "token-sum",
+        "seq-mean-token-sum",
+        "seq-mean-token-mean",
+        "seq-mean-token-sum-norm",
+        "token-sum-norm",
+    ] = Field(
+        default="token-mean",
+        description="Loss aggregation (verl 0.9.1's agg_loss). seq-mean-token-sum-norm is 0.9.1's "
+        "Dr. GRPO form (seq-mean-token-sum / norm_constant); token-sum-norm is verl-agent's older one "
+        "(token sum / norm_constant, larger by the row count).",
+    )
+    norm_constant: float | None = Field(
+        default=None,
+        gt=0.0,
+        description="The Dr. GRPO divisor (verl's loss_scale_factor); null: the padded response width.",
+    )
     micro_batch_mean: bool = Field(
         default=False,
         description="verl-agent's old behaviour: mean per micro-batch, scaled by 1/accumulation steps, "
         "instead of one token mean over the mini-batch.",
     )
     kl_coef: float = Field(default=0.01, ge=0.0, description="k3 KL to a frozen reference; 0 skips it.")
-    kl_kind: Literal["low_var_kl", "k3", "kl", "k1", "abs", "mse", "k2"] = "low_var_kl"
+    kl_kind: Literal[
+        "low_var_kl",
+        "k3",
+        "kl",
+        "k1",
+        "abs",
+        "mse",
+        "k2",
+        "low_var_kl+",
+        "k3+",
+        "kl+",
+        "k1+",
+        "abs+",
+        "mse+",
+        "k2+",
+    ] = Field(
+        default="low_var_kl",
+        description="verl's KL estimator; a '+' suffix keeps its value with k2's gradient (straight through).",
+    )
     entropy_coef: float = Field(default=0.001, ge=0.0)
     old_logprobs: Literal["recompute", "rollout"] = Field(
         default="recompute", description="recompute with the actor (verl's default) or use the rollout's."

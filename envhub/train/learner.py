@@ -621,11 +621,19 @@ class Learner:
             global_rows=g_rows,
             weights=weights,
             kpo=kpo,
+            norm_constant=cfg.norm_constant,
         )
         loss = pg.loss
         ent_value = kl_value = 0.0
         if entropy is not None:
-            ent = agg_loss(entropy, mask, cfg.agg, global_tokens=g_tokens, global_rows=g_rows)
+            ent = agg_loss(
+                entropy,
+                mask,
+                cfg.agg,
+                global_tokens=g_tokens,
+                global_rows=g_rows,
+                norm_constant=cfg.norm_constant,
+            )
             loss = loss - cfg.entropy_coef * ent
             ent_value = float(ent.detach())
         if cfg.kl_coef > 0 and ref is not None:
@@ -635,6 +643,7 @@ class Learner:
                 cfg.agg,
                 global_tokens=g_tokens,
                 global_rows=g_rows,
+                norm_constant=cfg.norm_constant,
             )
             loss = loss + cfg.kl_coef * kl
             kl_value = float(kl.detach())

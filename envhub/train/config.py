@@ -244,7 +244,8 @@ class LossConfig(_Strict):
         "k2+",
     ] = Field(
         default="low_var_kl",
-        description="verl's KL estimator; a '+' suffix keeps its value with k2's gradient (straight through).",
+        description="verl's KL estimator; a '+' suffix keeps its value with k2's gradient "
+        "(straight through).",
     )
     entropy_coef: float = Field(default=0.001, ge=0.0)
     old_logprobs: Literal["recompute", "rollout"] = Field(

@@ -210,7 +210,11 @@ def kalman_log_ratio(
     which envhub does not.
 
     The authors evaluate the gains in closed form in float32, whose rounding of ``1 + q/2`` moves
-    the default (q = 1e-6) gains by up to 2%; this is the recursion itself, in float32 or wider.
+    the default (q = 1e-6) gains by up to 2%; this is the recursion itself, in float64.
+
+    Vectorised: the gains depend only on the count of valid tokens so far (one scalar recursion
+    over the longest row), and the estimate is a linear recurrence ``x_t = (1 - K'_t) x_{t-1} +
+    K'_t z_t`` solved 32 tokens at a time with matrix products, not one tensor op per token.
 
     Args:
         log_ratio: ``(rows, tokens)`` observations ``z = logp - old_logp`` (detached here).
@@ -222,23 +226,46 @@ def kalman_log_ratio(
         where the mask is 0, without gradient.
     """
     p = params or KPOParams()
-    dtype = torch.promote_types(log_ratio.dtype, torch.float32)
-    z = log_ratio.detach().to(dtype)
+    out_dtype = torch.promote_types(log_ratio.dtype, torch.float32)
+    z = log_ratio.detach().to(torch.float64)
     live = mask.detach() != 0
     rows, tokens = z.shape
-    x = torch.full((rows,), p.x0, dtype=dtype, device=z.device)
-    var = torch.full((rows,), p.p0, dtype=dtype, device=z.device)
-    out = torch.zeros_like(z)
-    for t in range(tokens):  # causal: token t sees tokens <= t only
-        on = live[:, t]
+    if rows == 0 or tokens == 0:
+        return torch.zeros_like(z, dtype=out_dtype)
+    # The gains depend only on how many valid tokens came before, not on z: one scalar recursion
+    # over the longest row (plain floats), then gathered per token by its valid-token count.
+    gains, applied = [], []
+    var = p.p0
+    for _ in range(tokens):
         prior = var + p.q
         gain = prior / (prior + p.r)
-        applied = gain.clamp(p.gain_eps, 1.0 - p.gain_eps)
-        x = torch.where(on, (1.0 - applied) * x + applied * z[:, t], x)
+        gains.append(gain)
+        applied.append(min(max(gain, p.gain_eps), 1.0 - p.gain_eps))
         # (1 - K)·P⁻ written as r·K: the same value without cancellation when K is near 1
-        var = torch.where(on, gain * p.r, var)
-        out[:, t] = torch.where(on, x, torch.zeros_like(x))
-    return out
+        var = gain * p.r
+    k_seq = torch.tensor(applied, dtype=torch.float64, device=z.device)
+    count = live.to(torch.int64).cumsum(-1) - 1  # index of the valid token, per row
+    k = torch.where(live, k_seq[count.clamp(min=0)], torch.zeros_like(z))
+    # x_t = a_t·x_{t-1} + b_t·z_t with a = 1 - K', b = K' on valid tokens and a = 1, b = 0 on
+    # masked ones: a linear recurrence, solved blockwise. Inside a block of B tokens,
+    # x_t = (Π_{s<=t} a_s)·x_in + Σ_{s<=t} (Π_{s<u<=t} a_u)·b_s·z_s, with the products taken as
+    # exp of differences of log-cumsums (all <= 0, so nothing overflows).
+    log_a = torch.log1p(-k).clamp_min(-1e4)  # K' = 1 (no clamp): a = 0, exp(-1e4) is 0 too
+    bz = torch.where(live, k * z, torch.zeros_like(z))  # masked tokens may hold anything (NaN)
+    out = torch.zeros_like(z)
+    x = torch.full((rows,), p.x0, dtype=torch.float64, device=z.device)
+    block = 32
+    for start in range(0, tokens, block):
+        la = log_a[:, start : start + block]
+        cum = la.cumsum(-1)  # (rows, B)
+        width = cum.shape[-1]
+        diff = cum.unsqueeze(-1) - cum.unsqueeze(-2)  # [t, s] = Σ_{s<u<=t} log a_u
+        causal = torch.ones(width, width, dtype=torch.bool, device=z.device).tril()
+        weight = torch.where(causal, diff, torch.full_like(diff, -math.inf)).exp()
+        xs = cum.exp() * x.unsqueeze(-1) + (weight @ bz[:, start : start + block].unsqueeze(-1)).squeeze(-1)
+        out[:, start : start + width] = xs
+        x = xs[:, -1]
+    return torch.where(live, out, torch.zeros_like(out)).to(out_dtype)
 
 
 def policy_loss(

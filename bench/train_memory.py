@@ -187,7 +187,9 @@ def run_variant(variant: str, model_dir: Path, args: argparse.Namespace) -> dict
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=2)
     parser.add_argument("--micro", type=int, default=1, help="rows per micro-batch")
     parser.add_argument("--prompt", type=int, default=1536)

@@ -129,7 +129,20 @@ class RolloutSettings(_Strict):
     top_k: int = Field(default=-1, ge=-1)
     max_tokens: int = Field(default=512, ge=1, description="Response tokens per step.")
     max_prompt_tokens: int | None = Field(
-        default=None, ge=1, description="Rows with longer prompts are dropped from the update (counted)."
+        default=None, ge=1, description="Training limit on a row's prompt tokens (see overlong)."
+    )
+    max_response_tokens: int | None = Field(
+        default=None, ge=1, description="Training limit on a row's response tokens (see overlong)."
+    )
+    overlong: Literal["mask", "truncate", "penalise"] = Field(
+        default="mask",
+        description="A row over max_prompt_tokens or max_response_tokens: mask leaves it out of the "
+        "update (its group's advantages still count it); truncate keeps the prompt's last and the "
+        "response's first tokens; penalise truncates and subtracts overlong_penalty from the step's "
+        "reward before the advantages. Counted as rows/overlong_masked and rows/overlong_truncated.",
+    )
+    overlong_penalty: float = Field(
+        default=1.0, ge=0.0, allow_inf_nan=False, description="The reward penalty of overlong: penalise."
     )
     max_concurrent_groups: int = Field(default=64, ge=1)
     projection: str | None = Field(default=None, description="Projection rule override.")

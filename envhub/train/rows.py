@@ -10,7 +10,8 @@ False) are trained on too, but counted, because their ids are not the sampled on
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 import torch
@@ -18,7 +19,13 @@ import torch
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Step, StepBatch
 
-__all__ = ["BuiltRows", "RowBatch", "build_rows"]
+__all__ = ["BuiltRows", "Overlong", "RowBatch", "build_rows"]
+
+#: What happens to a row whose prompt or response is over its limit (``rollout.overlong``):
+#: ``mask`` leaves it out of the update (it still counts in its group's advantages), ``truncate``
+#: keeps the prompt's last and the response's first tokens and trains on them, ``penalise``
+#: truncates likewise and subtracts a penalty from the step's reward before the advantages.
+Overlong = Literal["mask", "truncate", "penalise"]
 
 
 @dataclass
@@ -79,9 +86,10 @@ class BuiltRows:
     rows: RowBatch
     steps: StepBatch
     kept: np.ndarray  # indices into the StepBatch of the rows kept
-    dropped_long: int
+    dropped_long: int  # over a limit and left out (overlong: mask)
     dropped_untokenized: int
     inexact: int
+    truncated: int = 0  # over a limit and cut to it (overlong: truncate or penalise)
 
 
 def _row_steps(groups: Sequence[Group]) -> list[tuple[int, Step]]:
@@ -89,12 +97,23 @@ def _row_steps(groups: Sequence[Group]) -> list[tuple[int, Step]]:
 
 
 def build_rows(
-    groups: Sequence[Group], *, pad_token_id: int, max_prompt_tokens: int | None = None
+    groups: Sequence[Group],
+    *,
+    pad_token_id: int,
+    max_prompt_tokens: int | None = None,
+    max_response_tokens: int | None = None,
+    overlong: Overlong = "mask",
+    overlong_penalty: float = 1.0,
 ) -> BuiltRows:
     """Pack the steps of ``groups`` into a :class:`RowBatch` (advantages zero until filled).
 
     The :class:`StepBatch` returned lists the same steps in the same order (all of them, also
     the ones left out of the rows, so that advantages see every member of every group).
+
+    Args:
+        max_prompt_tokens, max_response_tokens: per-row limits (None: none).
+        overlong: what a row over a limit becomes (:data:`Overlong`).
+        overlong_penalty: subtracted from an over-limit step's reward with ``penalise``.
 
     Raises:
         ConfigurationError: no step has token ids (e.g. groups from a scripted policy).
@@ -104,16 +123,30 @@ def build_rows(
     if len(steps) != len(pairs):  # from_groups walks groups the same way; guard the invariant
         raise AssertionError("StepBatch and row order disagree")
     kept: list[int] = []
-    dropped_long = dropped_untok = inexact = 0
+    dropped_long = dropped_untok = inexact = truncated = 0
+    penalised: list[int] = []
+    cut: dict[int, Step] = {}
     for i, (_, step) in enumerate(pairs):
         if not step.prompt_token_ids or step.response_token_ids is None:
             dropped_untok += 1
             continue
-        if max_prompt_tokens is not None and len(step.prompt_token_ids) > max_prompt_tokens:
-            dropped_long += 1
-            continue
+        long_prompt = max_prompt_tokens is not None and len(step.prompt_token_ids) > max_prompt_tokens
+        long_response = max_response_tokens is not None and len(step.response_token_ids) > max_response_tokens
+        if long_prompt or long_response:
+            if overlong == "mask":
+                dropped_long += 1
+                continue
+            cut[i] = _truncate(step, max_prompt_tokens, max_response_tokens)
+            truncated += 1
+            if overlong == "penalise":
+                penalised.append(i)
         inexact += not step.token_exact
         kept.append(i)
+    if penalised:
+        reward = steps.reward.copy()
+        reward[penalised] -= overlong_penalty
+        steps = replace(steps, reward=reward)
+    pairs = [(g, cut.get(i, step)) for i, (g, step) in enumerate(pairs)]
     if not kept:
         raise ConfigurationError(
             "No step of these groups carries prompt and response token ids, so there is nothing to train "
@@ -162,4 +195,21 @@ def build_rows(
         group_index=group_index,
         has_rollout_logprobs=all_logprobs,
     )
-    return BuiltRows(rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact)
+    return BuiltRows(
+        rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact, truncated
+    )
+
+
+def _truncate(step: Step, max_prompt: int | None, max_response: int | None) -> Step:
+    """The step with its prompt's last ``max_prompt`` and its response's first ``max_response`` tokens."""
+    prompt = list(step.prompt_token_ids or [])
+    response = list(step.response_token_ids or [])
+    logprobs = step.response_logprobs
+    if max_prompt is not None and len(prompt) > max_prompt:
+        prompt = prompt[len(prompt) - max_prompt :]
+    if max_response is not None and len(response) > max_response:
+        response = response[:max_response]
+        logprobs = None if logprobs is None else list(logprobs)[:max_response]
+    return step.model_copy(
+        update={"prompt_token_ids": prompt, "response_token_ids": response, "response_logprobs": logprobs}
+    )

@@ -55,7 +55,13 @@ from envhub.train.checkpoint import (
 )
 from envhub.train.config import TrainConfig
 from envhub.train.learner import Learner, resolve_device
-from envhub.train.parallel import all_reduce_floats, is_sharded, shard_fsdp2, unsharded_copy
+from envhub.train.parallel import (
+    all_reduce_floats,
+    is_sharded,
+    reduce_metrics,
+    shard_fsdp2,
+    unsharded_copy,
+)
 from envhub.train.rollouts import (
     EngineRollouts,
     RolloutSource,
@@ -497,6 +503,8 @@ class Trainer:
                     validation = await self._validate(source)
                     result.validation.append(IterationResult(self.state.iteration, validation))
                     metrics.update(validation)
+                # every rank's share of the batch, not rank 0's (collective: all ranks reach it)
+                metrics = reduce_metrics(metrics)
                 it = IterationResult(self.state.iteration, metrics)
                 result.iterations.append(it)
                 if logger is not None:
@@ -546,12 +554,17 @@ class Trainer:
             groups,
             pad_token_id=self.tokenizer.pad_token_id,
             max_prompt_tokens=config.rollout.max_prompt_tokens,
+            max_response_tokens=config.rollout.max_response_tokens,
+            overlong=config.rollout.overlong,
+            overlong_penalty=config.rollout.overlong_penalty,
         )
         rows = built.rows
         advantages = compute_advantages(built.steps, config.algo, config=self.advantage_config)
         rows.advantages = torch.as_tensor(advantages[built.kept] * self._sign, dtype=torch.float32)
         metrics["rows/count"] = float(len(rows))
         metrics["rows/dropped_long"] = float(built.dropped_long)
+        metrics["rows/overlong_masked"] = float(built.dropped_long)
+        metrics["rows/overlong_truncated"] = float(built.truncated)
         metrics["rows/inexact"] = float(built.inexact)
         metrics["advantage/mean"] = float(rows.advantages.mean())
         metrics["advantage/abs_mean"] = float(rows.advantages.abs().mean())

@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._common import machine  # noqa: E402
+from bench._common import machine
 
 VOCAB = 151_936
 VARIANTS = ("envhub", "envhub-whole-vocab", "trl")

@@ -34,10 +34,10 @@ from envhub.core.errors import ConfigurationError
 __all__ = [
     "SUMMED_METRICS",
     "all_reduce_floats",
-    "reduce_metrics",
     "decoder_layers",
     "gathered_state_dict",
     "is_sharded",
+    "reduce_metrics",
     "shard_fsdp2",
     "unsharded_copy",
 ]

@@ -130,6 +130,7 @@ def main() -> None:
                         rollout_is_weights=weights,
                     )
                     loss.backward()
+                    assert lp.grad is not None
                     entry["results"].append(
                         {
                             "loss_fn": loss_name,
@@ -155,6 +156,7 @@ def main() -> None:
             lp = logp.clone().requires_grad_()
             value = core_algos.kl_penalty(lp, ref, kind)
             value.sum().backward()
+            assert lp.grad is not None
             out["kinds"][kind] = {"value": value.detach().tolist(), "grad": lp.grad.tolist()}
         kl.append(out)
 

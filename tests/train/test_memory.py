@@ -54,7 +54,6 @@ def _model() -> Any:
         num_hidden_layers=1,
         num_attention_heads=1,
         num_key_value_heads=1,
-        head_dim=64,
         tie_word_embeddings=False,
     )
     torch.manual_seed(0)
@@ -115,3 +114,22 @@ def test_the_head_runs_one_chunk_of_response_tokens_at_a_time() -> None:
     numel, shape, op = _largest_in_update(config, rows, prompt, response)
     # the model's own last-position logits (rows x 1 x vocab) or one chunk of response tokens
     assert numel <= max(chunk, rows) * VOCAB, (shape, op)
+
+
+def test_the_lean_head_gives_the_whole_vocab_paths_logprobs_entropy_and_gradient() -> None:
+    from envhub.train.learner import _forward_response
+
+    batch = _rows(2, 24, 12)
+    out = []
+    for chunk in (0, 5):
+        model = _model()
+        logp, entropy = _forward_response(model, batch, 0.7, with_entropy=True, chunk_tokens=chunk)
+        assert entropy is not None
+        mask = batch.response_mask
+        ((logp * mask).sum() + (entropy * mask).sum()).backward()
+        grads = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+        out.append(((logp * mask).detach(), (entropy * mask).detach(), grads))
+    assert torch.allclose(out[0][0], out[1][0], atol=1e-5)
+    assert torch.allclose(out[0][1], out[1][1], atol=1e-5)
+    # float32 sums in another order (the embedding gradient): 2e-5 of the largest entry seen
+    assert torch.allclose(out[0][2], out[1][2], atol=1e-4 * float(out[0][2].abs().max()))

@@ -65,11 +65,30 @@ class ModelConfig(_Strict):
     device: str = Field(
         default="auto", description="'auto' (cuda when present, else cpu), 'cpu', 'cuda:0'..."
     )
-    dtype: Literal["float32", "bfloat16"] = Field(
-        default="float32", description="Master weights' dtype (bf16 autocast is separate)."
+    dtype: Literal["float32", "bfloat16", "float16"] = Field(
+        default="float32",
+        description="Compute precision. The master weights (what AdamW updates) stay float32; "
+        "bfloat16 and float16 run the forward and backward passes under autocast (float16 with "
+        "dynamic loss scaling). Old, reference and new logprobs all use it, so the first ratio is 1.",
     )
-    autocast_bf16: bool = Field(default=False, description="bf16 autocast for forward passes (GPU).")
-    gradient_checkpointing: bool = Field(default=False, description="Recompute activations (GPU memory).")
+    pure_bf16: bool = Field(
+        default=False,
+        description="Store the weights themselves in bfloat16 (no float32 masters; needs dtype "
+        "bfloat16). Saves memory, but an AdamW step below bf16's spacing (lr 1e-6) is lost: warned.",
+    )
+    autocast_bf16: bool = Field(
+        default=False, description="Deprecated alias of dtype: bfloat16 (kept for old recipes)."
+    )
+    gradient_checkpointing: bool = Field(
+        default=False, description="Recompute activations in the backward pass (less memory, ~30% more time)."
+    )
+    logprob_chunk_tokens: int = Field(
+        default=512,
+        ge=0,
+        description="Log-probs and entropies take the output head only at response tokens, this many "
+        "at a time (recomputed in the backward pass), so no (rows, tokens, vocab) logits tensor exists. "
+        "0: the whole-sequence logits of the model's forward (the old path; also used under FSDP2).",
+    )
     lora: LoRAConfig | None = Field(default=None, description="Train LoRA adapters instead of all weights.")
     strategy: Strategy = Field(
         default="ddp",
@@ -80,6 +99,15 @@ class ModelConfig(_Strict):
 
     @model_validator(mode="after")
     def _strategy(self) -> ModelConfig:
+        if self.autocast_bf16 and self.dtype == "float32":
+            self.__dict__["dtype"] = "bfloat16"
+        if self.pure_bf16 and self.dtype != "bfloat16":
+            raise ValueError("model.pure_bf16 stores bfloat16 weights: it needs model.dtype='bfloat16'.")
+        if self.dtype == "float16" and self.strategy == "fsdp2":
+            raise ValueError(
+                "model.dtype='float16' needs a loss scaler that FSDP2 sharding does not get here; "
+                "use dtype 'bfloat16' with strategy 'fsdp2'."
+            )
         if self.strategy == "fsdp2" and self.lora is not None:
             # The sampler, the vLLM push and checkpoints gather full weights from the shards; peft
             # would need its adapters merged into a sharded base, which is not wired.
@@ -101,7 +129,20 @@ class RolloutSettings(_Strict):
     top_k: int = Field(default=-1, ge=-1)
     max_tokens: int = Field(default=512, ge=1, description="Response tokens per step.")
     max_prompt_tokens: int | None = Field(
-        default=None, ge=1, description="Rows with longer prompts are dropped from the update (counted)."
+        default=None, ge=1, description="Training limit on a row's prompt tokens (see overlong)."
+    )
+    max_response_tokens: int | None = Field(
+        default=None, ge=1, description="Training limit on a row's response tokens (see overlong)."
+    )
+    overlong: Literal["mask", "truncate", "penalise"] = Field(
+        default="mask",
+        description="A row over max_prompt_tokens or max_response_tokens: mask leaves it out of the "
+        "update (its group's advantages still count it); truncate keeps the prompt's last and the "
+        "response's first tokens; penalise truncates and subtracts overlong_penalty from the step's "
+        "reward before the advantages. Counted as rows/overlong_masked and rows/overlong_truncated.",
+    )
+    overlong_penalty: float = Field(
+        default=1.0, ge=0.0, allow_inf_nan=False, description="The reward penalty of overlong: penalise."
     )
     max_concurrent_groups: int = Field(default=64, ge=1)
     projection: str | None = Field(default=None, description="Projection rule override.")
@@ -176,15 +217,49 @@ class LossConfig(_Strict):
         default_factory=KPOConfig, description="KPO filter parameters (used with ratio: kpo)."
     )
     agg: Literal[
-        "token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
-    ] = "token-mean"
+        "token-mean",
+        "token-sum",
+        "seq-mean-token-sum",
+        "seq-mean-token-mean",
+        "seq-mean-token-sum-norm",
+        "token-sum-norm",
+    ] = Field(
+        default="token-mean",
+        description="Loss aggregation (verl 0.9.1's agg_loss). seq-mean-token-sum-norm is 0.9.1's "
+        "Dr. GRPO form (seq-mean-token-sum / norm_constant); token-sum-norm is verl-agent's older one "
+        "(token sum / norm_constant, larger by the row count).",
+    )
+    norm_constant: float | None = Field(
+        default=None,
+        gt=0.0,
+        description="The Dr. GRPO divisor (verl's loss_scale_factor); null: the padded response width.",
+    )
     micro_batch_mean: bool = Field(
         default=False,
         description="verl-agent's old behaviour: mean per micro-batch, scaled by 1/accumulation steps, "
         "instead of one token mean over the mini-batch.",
     )
     kl_coef: float = Field(default=0.01, ge=0.0, description="k3 KL to a frozen reference; 0 skips it.")
-    kl_kind: Literal["low_var_kl", "k3", "kl", "k1", "abs", "mse", "k2"] = "low_var_kl"
+    kl_kind: Literal[
+        "low_var_kl",
+        "k3",
+        "kl",
+        "k1",
+        "abs",
+        "mse",
+        "k2",
+        "low_var_kl+",
+        "k3+",
+        "kl+",
+        "k1+",
+        "abs+",
+        "mse+",
+        "k2+",
+    ] = Field(
+        default="low_var_kl",
+        description="verl's KL estimator; a '+' suffix keeps its value with k2's gradient "
+        "(straight through).",
+    )
     entropy_coef: float = Field(default=0.001, ge=0.0)
     old_logprobs: Literal["recompute", "rollout"] = Field(
         default="recompute", description="recompute with the actor (verl's default) or use the rollout's."
@@ -201,6 +276,14 @@ class OptimConfig(_Strict):
     weight_decay: float = Field(default=0.01, ge=0.0)
     betas: tuple[float, float] = (0.9, 0.999)
     warmup_steps: int = Field(default=0, ge=0, description="Linear warm-up of the learning rate.")
+    lr_schedule: Literal["constant", "cosine"] = Field(
+        default="constant",
+        description="constant (verl's default) or cosine: from lr down to lr x min_lr_ratio over the "
+        "run's iterations (after the warm-up).",
+    )
+    min_lr_ratio: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="The cosine schedule's floor, as a fraction of lr."
+    )
     grad_clip: float = Field(default=1.0, gt=0.0)
     ppo_epochs: int = Field(default=1, ge=1)
     mini_batch_rows: int | None = Field(

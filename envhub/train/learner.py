@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,26 +52,164 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+COMPUTE_DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+
+
+def precision_context(
+    device: torch.device, dtype: torch.dtype | None
+) -> contextlib.AbstractContextManager[Any]:
+    """Autocast to ``dtype`` on ``device`` (None or float32: no autocast).
+
+    Every forward pass whose log-probs enter the ratio (old, reference, new) runs under this one
+    context, so on-policy the ratio is exactly 1.
+    """
+    if dtype is None or dtype == torch.float32:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)
+
+
+def _unwrap(model: Any) -> Any:
+    """The Hugging Face causal LM inside a DDP wrapper and/or a peft model."""
+    inner = getattr(model, "module", None)
+    if inner is not None and type(model).__name__ == "DistributedDataParallel":
+        model = inner
+    if hasattr(model, "get_base_model"):
+        model = model.get_base_model()
+    return model
+
+
+def _head_logp_entropy(
+    hidden: torch.Tensor,
+    ids: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    temperature: float,
+    with_entropy: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-prob of ``ids`` and the entropy at ``(n, hidden)`` positions, with fp32 softmax."""
+    logits = torch.nn.functional.linear(hidden, weight, bias).float()
+    if temperature > 0:
+        logits = logits / temperature
+    lse = torch.logsumexp(logits, dim=-1)
+    logp = logits.gather(-1, ids.unsqueeze(-1)).squeeze(-1) - lse
+    if not with_entropy:
+        return logp, torch.zeros_like(logp)
+    # H = lse - Σ softmax·logits, one vocab-wide temporary beside the logits
+    entropy = lse - (torch.softmax(logits, dim=-1) * logits).sum(-1)
+    return logp, entropy
+
+
 def _forward_response(
-    model: Any, rows: RowBatch, temperature: float, *, with_entropy: bool
+    model: Any,
+    rows: RowBatch,
+    temperature: float,
+    *,
+    with_entropy: bool,
+    chunk_tokens: int = 0,
+    dtype: torch.dtype | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Per-token logprobs (and entropies) of each row's response tokens, ``(rows, T)``."""
+    """Per-token logprobs (and entropies) of each row's response tokens, ``(rows, T)``.
+
+    With ``chunk_tokens`` > 0 the output head runs only at the response tokens of the rows
+    (padding and prompt positions never reach it), ``chunk_tokens`` at a time, and under grad
+    each chunk is recomputed in the backward pass: the largest vocab-wide tensor is
+    ``chunk_tokens × vocab``. With 0 the model's own logits over every position are used.
+    Both run under :func:`precision_context` ``(dtype)``.
+    """
     device = next(model.parameters()).device
     input_ids = rows.input_ids.to(device)
     attention = rows.attention_mask.to(device)
     # Trim the common right padding: a micro-batch of short rows need not pay for long ones.
     length = int(attention.sum(-1).max().item())
     input_ids, attention = input_ids[:, :length], attention[:, :length]
-    out = model(input_ids=input_ids, attention_mask=attention, use_cache=False)
     # The token at position p is predicted by the logits at p - 1.
     index = (rows.response_index.to(device) - 1).clamp(min=0, max=length - 1)
-    vocab = out.logits.shape[-1]
-    logits = out.logits.gather(1, index.unsqueeze(-1).expand(-1, -1, vocab)).float()
-    if temperature > 0:
-        logits = logits / temperature
-    logp_all = torch.log_softmax(logits, dim=-1)
-    logp = logp_all.gather(-1, rows.response_ids.to(device).unsqueeze(-1)).squeeze(-1)
-    entropy = entropy_from_logits(logits) if with_entropy else None
+    response_ids = rows.response_ids.to(device)
+    with precision_context(device, dtype):
+        if chunk_tokens <= 0:
+            out = model(input_ids=input_ids, attention_mask=attention, use_cache=False)
+            vocab = out.logits.shape[-1]
+            logits = out.logits.gather(1, index.unsqueeze(-1).expand(-1, -1, vocab)).float()
+            if temperature > 0:
+                logits = logits / temperature
+            logp_all = torch.log_softmax(logits, dim=-1)
+            logp = logp_all.gather(-1, response_ids.unsqueeze(-1)).squeeze(-1)
+            entropy = entropy_from_logits(logits) if with_entropy else None
+            return logp, entropy
+        return _lean_forward(
+            model,
+            input_ids,
+            attention,
+            index,
+            response_ids,
+            rows.response_mask.to(device),
+            temperature,
+            with_entropy,
+            chunk_tokens,
+        )
+
+
+def _lean_forward(
+    model: Any,
+    input_ids: torch.Tensor,
+    attention: torch.Tensor,
+    index: torch.Tensor,
+    response_ids: torch.Tensor,
+    mask: torch.Tensor,
+    temperature: float,
+    with_entropy: bool,
+    chunk_tokens: int,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    from torch.utils.checkpoint import checkpoint
+
+    lm = _unwrap(model)
+    captured: list[torch.Tensor] = []
+
+    def keep(_module: Any, _args: Any, output: Any) -> None:
+        captured.append(output[0] if isinstance(output, tuple) else output.last_hidden_state)
+
+    # The forward goes through ``model`` itself (a DDP wrapper must see it); the model's own head
+    # runs on the last position only, and the decoder's final hidden states are taken here.
+    handle = lm.get_decoder().register_forward_hook(keep)
+    try:
+        model(input_ids=input_ids, attention_mask=attention, use_cache=False, logits_to_keep=1)
+    finally:
+        handle.remove()
+    hidden = captured[-1]
+    head = lm.get_output_embeddings()
+    r_idx, t_idx = (mask > 0).nonzero(as_tuple=True)
+    picked = hidden[r_idx, index[r_idx, t_idx]]  # (n, hidden): response tokens only
+    ids = response_ids[r_idx, t_idx]
+    logps, ents = [], []
+    for start in range(0, picked.shape[0], chunk_tokens):
+        h, i = picked[start : start + chunk_tokens], ids[start : start + chunk_tokens]
+        if torch.is_grad_enabled():
+            lp, en = checkpoint(
+                _head_logp_entropy,
+                h,
+                i,
+                head.weight,
+                head.bias,
+                temperature,
+                with_entropy,
+                use_reentrant=False,
+            )
+        else:
+            lp, en = _head_logp_entropy(h, i, head.weight, head.bias, temperature, with_entropy)
+        logps.append(lp)
+        ents.append(en)
+    flat = torch.cat(logps) if logps else hidden.new_zeros(0, dtype=torch.float32)
+    logp = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).index_put((r_idx, t_idx), flat)
+    entropy = None
+    if with_entropy:
+        flat_h = torch.cat(ents) if ents else flat
+        entropy = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).index_put(
+            (r_idx, t_idx), flat_h
+        )
     return logp, entropy
 
 
@@ -85,7 +224,14 @@ def _idle_pass(model: Any, *, backward: bool) -> None:
 
 @torch.no_grad()
 def response_logprobs(
-    model: Any, rows: RowBatch, *, temperature: float, micro_batch_rows: int, passes: int | None = None
+    model: Any,
+    rows: RowBatch,
+    *,
+    temperature: float,
+    micro_batch_rows: int,
+    passes: int | None = None,
+    chunk_tokens: int = 0,
+    dtype: torch.dtype | None = None,
 ) -> torch.Tensor:
     """Logprobs of the rows' response tokens under ``model`` (no gradient), ``(rows, T)`` on CPU.
 
@@ -93,6 +239,8 @@ def response_logprobs(
         passes: run exactly this many forward passes (at least the rows' micro-batch count),
             the extra ones on a dummy token: an FSDP2-sharded model needs the same count on every
             rank. None: one pass per micro-batch.
+        chunk_tokens, dtype: as the update's forward (see :func:`_forward_response`); give the
+            learner's, so that old and new logprobs come from one code path and precision.
     """
     was_training = model.training
     model.eval()
@@ -101,10 +249,14 @@ def response_logprobs(
         starts = range(0, len(rows), micro_batch_rows)
         for start in starts:
             chunk = rows.select(range(start, min(start + micro_batch_rows, len(rows))))
-            logp, _ = _forward_response(model, chunk, temperature, with_entropy=False)
+            logp, _ = _forward_response(
+                model, chunk, temperature, with_entropy=False, chunk_tokens=chunk_tokens, dtype=dtype
+            )
             parts.append(logp.float().cpu() * chunk.response_mask)
-        for _ in range((passes or 0) - len(starts)):
-            _idle_pass(model, backward=False)
+        device = next(model.parameters()).device
+        with precision_context(device, dtype):
+            for _ in range((passes or 0) - len(starts)):
+                _idle_pass(model, backward=False)
     finally:
         model.train(was_training)
     if not parts:
@@ -183,7 +335,10 @@ class Learner:
         self.loss_config = loss
         self.optim_config = optim
         self.temperature = temperature
-        self.autocast = model_config.autocast_bf16
+        #: The compute precision of every forward pass (old, reference and new logprobs alike).
+        self.compute_dtype = COMPUTE_DTYPES[model_config.dtype]
+        self.chunk_tokens = 0 if shard is not None else model_config.logprob_chunk_tokens
+        self._check_masters(model, model_config)
         self.reference: Any | None = None
         if loss.kl_coef > 0:
             self.reference = copy.deepcopy(model).eval()
@@ -196,14 +351,62 @@ class Learner:
                 shard(self.reference)
             shard(model)
         params = [p for p in model.parameters() if p.requires_grad]
+        # The fused kernel updates in place: the foreach one allocates parameter-sized
+        # temporaries (about 2x the weights at the step's peak). Not for FSDP2's DTensor shards.
         self.optimizer = torch.optim.AdamW(
-            params, lr=optim.lr, betas=optim.betas, weight_decay=optim.weight_decay
+            params,
+            lr=optim.lr,
+            betas=optim.betas,
+            weight_decay=optim.weight_decay,
+            fused=shard is None and bool(params) and params[0].device.type in ("cpu", "cuda"),
         )
-        warmup = optim.warmup_steps
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
-        )
+        #: Training progress in [0, 1] (iterations done / planned): the cosine schedule's clock.
+        self.progress = 0.0
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        device = next(model.parameters()).device
+        # float16 needs loss scaling (its range underflows small gradients); bf16 does not.
+        self.scaler: Any | None = None
+        if self.compute_dtype == torch.float16:
+            self.scaler = torch.amp.GradScaler(device.type)
         self._shuffle = torch.Generator().manual_seed(seed)
+
+    def _lr_factor(self, step: int) -> float:
+        """The learning rate over ``optim.lr``: linear warm-up (optimizer steps), then the schedule."""
+        opt = self.optim_config
+        warm = min(1.0, (step + 1) / opt.warmup_steps) if opt.warmup_steps else 1.0
+        if opt.lr_schedule == "constant":
+            return warm
+        p = min(max(self.progress, 0.0), 1.0)
+        floor = opt.min_lr_ratio
+        return warm * (floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * p)))
+
+    def set_progress(self, done: int, total: int) -> None:
+        """Move the schedule's clock to ``done`` of ``total`` iterations (before an update)."""
+        self.progress = done / max(total, 1)
+        for group, base in zip(self.optimizer.param_groups, self.scheduler.base_lrs, strict=True):
+            group["lr"] = base * self._lr_factor(self.scheduler.last_epoch)
+
+    @staticmethod
+    def _check_masters(model: Any, config: ModelConfig) -> None:
+        """float32 master weights unless ``pure_bf16`` says otherwise (then warn once)."""
+        low = sorted(
+            {str(p.dtype) for p in model.parameters() if p.requires_grad and p.dtype != torch.float32}
+        )
+        if config.pure_bf16:
+            warnings.warn(
+                "model.pure_bf16: AdamW updates bfloat16 weights directly. An update smaller than "
+                "half of bf16's spacing (~0.4% of a weight) is rounded away, so at lr 1e-6 most "
+                "weights never move. Leave pure_bf16 off for float32 master weights.",
+                UserWarning,
+                stacklevel=3,
+            )
+            return
+        if low:
+            raise ValueError(
+                f"The trainable weights are {', '.join(low)}: AdamW needs float32 master weights "
+                "(low-precision steps below the dtype's spacing are lost). Load the model in float32 "
+                "and set model.dtype for bf16/fp16 compute, or set model.pure_bf16 to accept it."
+            )
 
     # -- logprobs ------------------------------------------------------------------------------
 
@@ -221,6 +424,8 @@ class Learner:
             temperature=self.temperature,
             micro_batch_rows=self.optim_config.micro_batch_rows,
             passes=self._passes(len(rows)),
+            chunk_tokens=self.chunk_tokens,
+            dtype=self.compute_dtype,
         )
 
     def reference_logprobs(self, rows: RowBatch) -> torch.Tensor | None:
@@ -233,6 +438,8 @@ class Learner:
             temperature=self.temperature,
             micro_batch_rows=self.optim_config.micro_batch_rows,
             passes=self._passes(len(rows)),
+            chunk_tokens=self.chunk_tokens,
+            dtype=self.compute_dtype,
         )
 
     # -- the update ----------------------------------------------------------------------------
@@ -327,30 +534,39 @@ class Learner:
                         break
                     # Under torchrun the other ranks wait in this backward's collective: run it,
                     # and let the agreement below skip the step everywhere.
-                loss.backward()
+                (self.scaler.scale(loss) if self.scaler is not None else loss).backward()
             # Sums of per-micro shares make the mini-batch value; means are token-weighted.
             share = float(micro.response_mask.sum()) / local_tokens
             for key in ("loss", "pg", "kl", "ent"):
                 totals[key] += parts[key]
             for key in ("cf", "cfl", "akl"):
                 totals[key] += parts[key] * share
-        for _ in range(idle_passes):
-            _idle_pass(module, backward=True)
+        with precision_context(next(self.model.parameters()).device, self.compute_dtype):
+            for _ in range(idle_passes):
+                _idle_pass(module, backward=True)
         if self.distributed:
             finite = self._all_reduce_sum(0.0 if finite else 1.0) == 0.0
         grad_norm = float("nan")
         if finite:
+            if self.scaler is not None:
+                self.scaler.unscale_(self.optimizer)  # clip the true gradient, not the scaled one
             params = [p for p in self.model.parameters() if p.requires_grad]
             # With FSDP2 the gradients are DTensor shards: clip_grad_norm_ reduces the shards'
             # norms over ranks and returns the global norm (a replicated DTensor), so every rank
             # clips by the same factor and agrees on skipping a non-finite step.
             grad_norm = float(torch.nn.utils.clip_grad_norm_(params, opt.grad_clip))
         if finite and math.isfinite(grad_norm):
-            self.optimizer.step()
+            if self.scaler is not None:
+                self.scaler.step(self.optimizer)
+                self.scaler.update()
+            else:
+                self.optimizer.step()
             self.scheduler.step()
             stats.optimizer_steps += 1
             stats.grad_norm += grad_norm
         else:
+            if self.scaler is not None and finite:
+                self.scaler.update()  # an overflow of the scaled gradient: lower the scale
             self.optimizer.zero_grad(set_to_none=True)
             stats.skipped_steps += 1
         stats.loss += totals["loss"]
@@ -377,15 +593,14 @@ class Learner:
         """The micro-batch's loss (to backpropagate) and its share of the logged values."""
         cfg = self.loss_config
         device = next(self.model.parameters()).device
-        autocast = (
-            torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-            if self.autocast
-            else contextlib.nullcontext()
+        logp, entropy = _forward_response(
+            module,
+            micro,
+            self.temperature,
+            with_entropy=cfg.entropy_coef > 0,
+            chunk_tokens=self.chunk_tokens,
+            dtype=self.compute_dtype,
         )
-        with autocast:
-            logp, entropy = _forward_response(
-                module, micro, self.temperature, with_entropy=cfg.entropy_coef > 0
-            )
         mask = micro.response_mask.to(device)
         adv = (micro.advantages.to(device).unsqueeze(-1) * mask).float()
         old_c = old[chunk].to(device)
@@ -412,11 +627,19 @@ class Learner:
             global_rows=g_rows,
             weights=weights,
             kpo=kpo,
+            norm_constant=cfg.norm_constant,
         )
         loss = pg.loss
         ent_value = kl_value = 0.0
         if entropy is not None:
-            ent = agg_loss(entropy, mask, cfg.agg, global_tokens=g_tokens, global_rows=g_rows)
+            ent = agg_loss(
+                entropy,
+                mask,
+                cfg.agg,
+                global_tokens=g_tokens,
+                global_rows=g_rows,
+                norm_constant=cfg.norm_constant,
+            )
             loss = loss - cfg.entropy_coef * ent
             ent_value = float(ent.detach())
         if cfg.kl_coef > 0 and ref is not None:
@@ -426,6 +649,7 @@ class Learner:
                 cfg.agg,
                 global_tokens=g_tokens,
                 global_rows=g_rows,
+                norm_constant=cfg.norm_constant,
             )
             loss = loss + cfg.kl_coef * kl
             kl_value = float(kl.detach())

@@ -45,9 +45,30 @@ __all__ = [
 ]
 
 AggMode = Literal[
-    "token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
+    "token-mean",
+    "token-sum",
+    "seq-mean-token-sum",
+    "seq-mean-token-mean",
+    "seq-mean-token-sum-norm",
+    "token-sum-norm",
 ]
-KLKind = Literal["low_var_kl", "k3", "kl", "k1", "abs", "mse", "k2"]
+#: verl's estimator names; a ``+`` suffix keeps the value and takes k2's gradient (straight through).
+KLKind = Literal[
+    "low_var_kl",
+    "k3",
+    "kl",
+    "k1",
+    "abs",
+    "mse",
+    "k2",
+    "low_var_kl+",
+    "k3+",
+    "kl+",
+    "k1+",
+    "abs+",
+    "mse+",
+    "k2+",
+]
 RatioKind = Literal["token", "sequence", "kpo"]
 
 _LOG_RATIO_CLAMP = 20.0
@@ -70,7 +91,10 @@ def agg_loss(
         mask: ``(rows, tokens)`` 1 where the token counts.
         mode: ``token-mean`` Σ(L·m)/Σm; ``token-sum`` Σ(L·m); ``seq-mean-token-sum`` mean over
             rows of Σ_t L·m; ``seq-mean-token-mean`` mean over rows of Σ_t L·m/Σ_t m;
-            ``seq-mean-token-sum-norm`` (Dr. GRPO) Σ(L·m)/``norm_constant`` (default: tokens).
+            ``seq-mean-token-sum-norm`` (Dr. GRPO, verl 0.9.1) the ``seq-mean-token-sum`` value
+            divided by ``norm_constant`` (default: the padded token width);
+            ``token-sum-norm`` verl-agent's older Dr. GRPO form Σ(L·m)/``norm_constant``, which
+            is the 0.9.1 value times the row count.
         global_tokens: the token-mean denominator of the whole mini-batch (all micro-batches and
             ranks); defaults to this call's Σm, i.e. a mean over this micro-batch only.
         global_rows: the seq-mean denominator likewise (rows with at least one token).
@@ -89,9 +113,12 @@ def agg_loss(
     if mode == "seq-mean-token-sum":
         return row_sum[live].sum() / rows.clamp_min(1.0)
     if mode == "seq-mean-token-mean":
-        return (row_sum[live] / per_row_tokens[live]).sum() / rows.clamp_min(1.0)
+        # verl divides by (tokens + 1e-8); kept, so the parity test can be exact (1e-8 relative)
+        return (row_sum[live] / (per_row_tokens[live] + 1e-8)).sum() / rows.clamp_min(1.0)
+    constant = float(loss.shape[-1]) if norm_constant is None else norm_constant
     if mode == "seq-mean-token-sum-norm":
-        constant = float(loss.shape[-1]) if norm_constant is None else norm_constant
+        return row_sum[live].sum() / rows.clamp_min(1.0) / constant
+    if mode == "token-sum-norm":
         return row_sum.sum() / constant
     raise ValueError(f"Unknown loss aggregation {mode!r}; use one of {AggMode.__args__}.")  # type: ignore[attr-defined]
 
@@ -183,7 +210,11 @@ def kalman_log_ratio(
     which envhub does not.
 
     The authors evaluate the gains in closed form in float32, whose rounding of ``1 + q/2`` moves
-    the default (q = 1e-6) gains by up to 2%; this is the recursion itself, in float32 or wider.
+    the default (q = 1e-6) gains by up to 2%; this is the recursion itself, in float64.
+
+    Vectorised: the gains depend only on the count of valid tokens so far (one scalar recursion
+    over the longest row), and the estimate is a linear recurrence ``x_t = (1 - K'_t) x_{t-1} +
+    K'_t z_t`` solved 32 tokens at a time with matrix products, not one tensor op per token.
 
     Args:
         log_ratio: ``(rows, tokens)`` observations ``z = logp - old_logp`` (detached here).
@@ -195,23 +226,46 @@ def kalman_log_ratio(
         where the mask is 0, without gradient.
     """
     p = params or KPOParams()
-    dtype = torch.promote_types(log_ratio.dtype, torch.float32)
-    z = log_ratio.detach().to(dtype)
+    out_dtype = torch.promote_types(log_ratio.dtype, torch.float32)
+    z = log_ratio.detach().to(torch.float64)
     live = mask.detach() != 0
     rows, tokens = z.shape
-    x = torch.full((rows,), p.x0, dtype=dtype, device=z.device)
-    var = torch.full((rows,), p.p0, dtype=dtype, device=z.device)
-    out = torch.zeros_like(z)
-    for t in range(tokens):  # causal: token t sees tokens <= t only
-        on = live[:, t]
+    if rows == 0 or tokens == 0:
+        return torch.zeros_like(z, dtype=out_dtype)
+    # The gains depend only on how many valid tokens came before, not on z: one scalar recursion
+    # over the longest row (plain floats), then gathered per token by its valid-token count.
+    gains, applied = [], []
+    var = p.p0
+    for _ in range(tokens):
         prior = var + p.q
         gain = prior / (prior + p.r)
-        applied = gain.clamp(p.gain_eps, 1.0 - p.gain_eps)
-        x = torch.where(on, (1.0 - applied) * x + applied * z[:, t], x)
+        gains.append(gain)
+        applied.append(min(max(gain, p.gain_eps), 1.0 - p.gain_eps))
         # (1 - K)·P⁻ written as r·K: the same value without cancellation when K is near 1
-        var = torch.where(on, gain * p.r, var)
-        out[:, t] = torch.where(on, x, torch.zeros_like(x))
-    return out
+        var = gain * p.r
+    k_seq = torch.tensor(applied, dtype=torch.float64, device=z.device)
+    count = live.to(torch.int64).cumsum(-1) - 1  # index of the valid token, per row
+    k = torch.where(live, k_seq[count.clamp(min=0)], torch.zeros_like(z))
+    # x_t = a_t·x_{t-1} + b_t·z_t with a = 1 - K', b = K' on valid tokens and a = 1, b = 0 on
+    # masked ones: a linear recurrence, solved blockwise. Inside a block of B tokens,
+    # x_t = (Π_{s<=t} a_s)·x_in + Σ_{s<=t} (Π_{s<u<=t} a_u)·b_s·z_s, with the products taken as
+    # exp of differences of log-cumsums (all <= 0, so nothing overflows).
+    log_a = torch.log1p(-k).clamp_min(-1e4)  # K' = 1 (no clamp): a = 0, exp(-1e4) is 0 too
+    bz = torch.where(live, k * z, torch.zeros_like(z))  # masked tokens may hold anything (NaN)
+    out = torch.zeros_like(z)
+    x = torch.full((rows,), p.x0, dtype=torch.float64, device=z.device)
+    block = 32
+    for start in range(0, tokens, block):
+        la = log_a[:, start : start + block]
+        cum = la.cumsum(-1)  # (rows, B)
+        width = cum.shape[-1]
+        diff = cum.unsqueeze(-1) - cum.unsqueeze(-2)  # [t, s] = Σ_{s<u<=t} log a_u
+        causal = torch.ones(width, width, dtype=torch.bool, device=z.device).tril()
+        weight = torch.where(causal, diff, torch.full_like(diff, -math.inf)).exp()
+        xs = cum.exp() * x.unsqueeze(-1) + (weight @ bz[:, start : start + block].unsqueeze(-1)).squeeze(-1)
+        out[:, start : start + width] = xs
+        x = xs[:, -1]
+    return torch.where(live, out, torch.zeros_like(out)).to(out_dtype)
 
 
 def policy_loss(
@@ -229,6 +283,7 @@ def policy_loss(
     global_rows: float | None = None,
     weights: torch.Tensor | None = None,
     kpo: KPOParams | None = None,
+    norm_constant: float | None = None,
 ) -> PolicyLossOutput:
     """The clipped policy-gradient loss of verl 0.9.1 (``compute_policy_loss_vanilla``), plus GSPO and KPO.
 
@@ -238,7 +293,9 @@ def policy_loss(
         advantages: per-token advantages.
         mask: response mask.
         clip_low, clip_high: ε for the lower and upper clip (asymmetric allowed).
-        clip_c: the dual-clip constant (> 1) for negative advantages; None turns it off.
+        clip_c: the dual-clip constant (> 1) for negative advantages; None turns it off. It
+            applies to the token ratio only: verl 0.9.1's GSPO and the KPO authors' loss have no
+            dual clip, so ``sequence`` and ``kpo`` ignore it (``clipfrac_lower`` is 0).
         ratio: ``token`` (verl's default), ``sequence`` (GSPO's length-normalised ratio) or
             ``kpo``: the value is ``exp(x̂_t)`` with ``x̂`` the Kalman-filtered log ratio
             (:func:`kalman_log_ratio`), the gradient is the token's own, as the authors'
@@ -248,6 +305,7 @@ def policy_loss(
         global_tokens, global_rows: mini-batch denominators (see :func:`agg_loss`).
         weights: optional per-token weights (e.g. :func:`tis_weights`) multiplying the loss.
         kpo: the KPO filter (only with ``ratio="kpo"``); None uses :class:`KPOParams`' defaults.
+        norm_constant: the ``seq-mean-token-sum-norm`` divisor (verl's ``loss_scale_factor``).
 
     Raises:
         ValueError: ``clip_c <= 1``, an unknown ``ratio``, or ``kpo`` given with another ratio.
@@ -271,7 +329,7 @@ def policy_loss(
     clipped = torch.maximum(loss1, loss2)
     m = mask.to(logp.dtype)
     clipfrac = _masked_mean((loss2 > loss1).to(logp.dtype), m)
-    if clip_c is not None:
+    if clip_c is not None and ratio == "token":
         dual = -advantages * clip_c
         lower = (clipped > dual) & (advantages < 0)
         per_token = torch.where(advantages < 0, torch.minimum(clipped, dual), clipped)
@@ -280,13 +338,36 @@ def policy_loss(
         per_token, clipfrac_lower = clipped, 0.0
     if weights is not None:
         per_token = per_token * weights
-    loss = agg_loss(per_token, mask, agg, global_tokens=global_tokens, global_rows=global_rows)
-    approx_kl = _masked_mean((old_logp - logp).detach(), m)
+    loss = agg_loss(
+        per_token,
+        mask,
+        agg,
+        global_tokens=global_tokens,
+        global_rows=global_rows,
+        norm_constant=norm_constant,
+    )
+    # verl's ppo_kl: of the clamped log ratio for the token ratio, of the raw one for GSPO
+    raw = (logp - old_logp).detach()
+    if ratio == "token":
+        raw = raw.clamp(-_LOG_RATIO_CLAMP, _LOG_RATIO_CLAMP)
+    approx_kl = _masked_mean(-raw, m)
     return PolicyLossOutput(loss=loss, clipfrac=clipfrac, clipfrac_lower=clipfrac_lower, approx_kl=approx_kl)
 
 
 def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, kind: KLKind = "low_var_kl") -> torch.Tensor:
-    """Per-token KL estimate between the current and the reference policy (verl's ``kl_penalty``)."""
+    """Per-token KL estimate between the current and the reference policy (verl's ``kl_penalty``).
+
+    A ``+`` suffix (``k3+``) keeps the estimator's value but takes the gradient of k2,
+    ``½(logp - ref)²``, whose expected gradient is the KL's (verl 0.9.1's straight-through form).
+    """
+    if kind.endswith("+"):
+        value = _kl_value(logp, ref_logp, kind[:-1])
+        k2 = 0.5 * (logp - ref_logp).square()
+        return k2 - k2.detach() + value.detach()
+    return _kl_value(logp, ref_logp, kind)
+
+
+def _kl_value(logp: torch.Tensor, ref_logp: torch.Tensor, kind: str) -> torch.Tensor:
     if kind in ("low_var_kl", "k3"):
         d = (ref_logp - logp).clamp(-_LOG_RATIO_CLAMP, _LOG_RATIO_CLAMP)
         return (torch.exp(d) - d - 1.0).clamp(-_K3_CLAMP, _K3_CLAMP)

@@ -32,10 +32,12 @@ import torch
 from envhub.core.errors import ConfigurationError
 
 __all__ = [
+    "SUMMED_METRICS",
     "all_reduce_floats",
     "decoder_layers",
     "gathered_state_dict",
     "is_sharded",
+    "reduce_metrics",
     "shard_fsdp2",
     "unsharded_copy",
 ]
@@ -57,6 +59,51 @@ def all_reduce_floats(values: list[float], op: Literal["sum", "max"] = "sum") ->
     t = torch.tensor(values, dtype=torch.float64, device=device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX if op == "max" else dist.ReduceOp.SUM)
     return [float(v) for v in t.cpu()]
+
+
+#: Metrics that are counts or rates of this rank's share of the batch: summed over ranks.
+SUMMED_METRICS = frozenset(
+    {
+        "rows/count",
+        "rows/dropped_long",
+        "rows/overlong_masked",
+        "rows/overlong_truncated",
+        "rows/inexact",
+        "rollout/episodes",
+        "actor/tokens",
+        "perf/tokens_per_s",
+    }
+)
+
+
+def reduce_metrics(metrics: dict[str, float]) -> dict[str, float]:
+    """One iteration's metrics over every rank (collective: every rank calls it; all get the result).
+
+    Rules by key: counts (:data:`SUMMED_METRICS`) are summed; ``*/max`` and ``time/*`` take the
+    maximum (the slowest rank is the iteration's time); ``*/min`` the minimum; everything else is
+    the mean over the ranks that logged the key (every rank trains B / world groups of the same
+    size, so this is the batch mean of per-group quantities). Without a process group the
+    metrics come back unchanged.
+    """
+    import torch.distributed as dist
+
+    if not dist.is_initialized() or dist.get_world_size() == 1:
+        return dict(metrics)
+    gathered: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, dict(metrics))
+    keys = sorted({k for m in gathered for k in m})
+    out: dict[str, float] = {}
+    for key in keys:
+        values = [float(m[key]) for m in gathered if key in m]
+        if key in SUMMED_METRICS:
+            out[key] = sum(values)
+        elif key.endswith("/max") or key.startswith("time/"):
+            out[key] = max(values)
+        elif key.endswith("/min"):
+            out[key] = min(values)
+        else:
+            out[key] = sum(values) / len(values)
+    return out
 
 
 def decoder_layers(model: Any) -> list[torch.nn.Module]:

@@ -10,8 +10,8 @@ False) are trained on too, but counted, because their ids are not the sampled on
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -20,7 +20,13 @@ from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Step, StepBatch
 from envhub.rollout.queue.codec import GroupColumns
 
-__all__ = ["BuiltRows", "RowBatch", "build_rows", "build_rows_from_columns"]
+__all__ = ["BuiltRows", "Overlong", "RowBatch", "build_rows", "build_rows_from_columns"]
+
+#: What happens to a row whose prompt or response is over its limit (``rollout.overlong``):
+#: ``mask`` leaves it out of the update (it still counts in its group's advantages), ``truncate``
+#: keeps the prompt's last and the response's first tokens and trains on them, ``penalise``
+#: truncates likewise and subtracts a penalty from the step's reward before the advantages.
+Overlong = Literal["mask", "truncate", "penalise"]
 
 
 @dataclass
@@ -81,9 +87,10 @@ class BuiltRows:
     rows: RowBatch
     steps: StepBatch
     kept: np.ndarray  # indices into the StepBatch of the rows kept
-    dropped_long: int
+    dropped_long: int  # over a limit and left out (overlong: mask)
     dropped_untokenized: int
     inexact: int
+    truncated: int = 0  # over a limit and cut to it (overlong: truncate or penalise)
 
 
 def _row_steps(groups: Sequence[Group]) -> list[tuple[int, Step]]:
@@ -91,12 +98,23 @@ def _row_steps(groups: Sequence[Group]) -> list[tuple[int, Step]]:
 
 
 def build_rows(
-    groups: Sequence[Group], *, pad_token_id: int, max_prompt_tokens: int | None = None
+    groups: Sequence[Group],
+    *,
+    pad_token_id: int,
+    max_prompt_tokens: int | None = None,
+    max_response_tokens: int | None = None,
+    overlong: Overlong = "mask",
+    overlong_penalty: float = 1.0,
 ) -> BuiltRows:
     """Pack the steps of ``groups`` into a :class:`RowBatch` (advantages zero until filled).
 
     The :class:`StepBatch` returned lists the same steps in the same order (all of them, also
     the ones left out of the rows, so that advantages see every member of every group).
+
+    Args:
+        max_prompt_tokens, max_response_tokens: per-row limits (None: none).
+        overlong: what a row over a limit becomes (:data:`Overlong`).
+        overlong_penalty: subtracted from an over-limit step's reward with ``penalise``.
 
     Raises:
         ConfigurationError: no step has token ids (e.g. groups from a scripted policy).
@@ -106,16 +124,30 @@ def build_rows(
     if len(steps) != len(pairs):  # from_groups walks groups the same way; guard the invariant
         raise AssertionError("StepBatch and row order disagree")
     kept: list[int] = []
-    dropped_long = dropped_untok = inexact = 0
+    dropped_long = dropped_untok = inexact = truncated = 0
+    penalised: list[int] = []
+    cut: dict[int, Step] = {}
     for i, (_, step) in enumerate(pairs):
         if not step.prompt_token_ids or step.response_token_ids is None:
             dropped_untok += 1
             continue
-        if max_prompt_tokens is not None and len(step.prompt_token_ids) > max_prompt_tokens:
-            dropped_long += 1
-            continue
+        long_prompt = max_prompt_tokens is not None and len(step.prompt_token_ids) > max_prompt_tokens
+        long_response = max_response_tokens is not None and len(step.response_token_ids) > max_response_tokens
+        if long_prompt or long_response:
+            if overlong == "mask":
+                dropped_long += 1
+                continue
+            cut[i] = _truncate(step, max_prompt_tokens, max_response_tokens)
+            truncated += 1
+            if overlong == "penalise":
+                penalised.append(i)
         inexact += not step.token_exact
         kept.append(i)
+    if penalised:
+        reward = steps.reward.copy()
+        reward[penalised] -= overlong_penalty
+        steps = replace(steps, reward=reward)
+    pairs = [(g, cut.get(i, step)) for i, (g, step) in enumerate(pairs)]
     if not kept:
         raise ConfigurationError(
             "No step of these groups carries prompt and response token ids, so there is nothing to train "
@@ -164,16 +196,40 @@ def build_rows(
         group_index=group_index,
         has_rollout_logprobs=all_logprobs,
     )
-    return BuiltRows(rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact)
+    return BuiltRows(
+        rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact, truncated
+    )
+
+
+def _truncate(step: Step, max_prompt: int | None, max_response: int | None) -> Step:
+    """The step with its prompt's last ``max_prompt`` and its response's first ``max_response`` tokens."""
+    prompt = list(step.prompt_token_ids or [])
+    response = list(step.response_token_ids or [])
+    logprobs = step.response_logprobs
+    if max_prompt is not None and len(prompt) > max_prompt:
+        prompt = prompt[len(prompt) - max_prompt :]
+    if max_response is not None and len(response) > max_response:
+        response = response[:max_response]
+        logprobs = None if logprobs is None else list(logprobs)[:max_response]
+    return step.model_copy(
+        update={"prompt_token_ids": prompt, "response_token_ids": response, "response_logprobs": logprobs}
+    )
 
 
 def build_rows_from_columns(
-    groups: Sequence[GroupColumns], *, pad_token_id: int, max_prompt_tokens: int | None = None
+    groups: Sequence[GroupColumns],
+    *,
+    pad_token_id: int,
+    max_prompt_tokens: int | None = None,
+    max_response_tokens: int | None = None,
+    overlong: Overlong = "mask",
+    overlong_penalty: float = 1.0,
 ) -> BuiltRows:
     """:func:`build_rows` for groups decoded with :func:`~envhub.rollout.queue.codec.decode_columns`.
 
-    Gives the same rows, steps and counts as ``build_rows`` on the decoded records, without
-    building records: the token arrays are copied once, straight into the padded batch.
+    Gives the same rows, steps and counts as ``build_rows`` on the decoded records (the same
+    limits and ``overlong`` rule), without building records: the token arrays are copied once,
+    straight into the padded batch.
 
     Raises:
         ConfigurationError: no step has token ids (e.g. groups from a scripted policy).
@@ -190,20 +246,34 @@ def build_rows_from_columns(
     )
     chosen: list[tuple[int, int]] = []  # (group, step within the group) of each row kept
     kept: list[int] = []
-    dropped_long = dropped_untok = inexact = 0
+    penalised: list[int] = []
+    dropped_long = dropped_untok = inexact = truncated = 0
     row = 0
     for g, group in enumerate(groups):
         for i in range(len(group)):
             prompt, response = group.prompt_ids[i], group.response_ids[i]
             if prompt is None or not len(prompt) or response is None:
                 dropped_untok += 1
-            elif max_prompt_tokens is not None and len(prompt) > max_prompt_tokens:
-                dropped_long += 1
-            else:
-                inexact += not bool(group.token_exact[i])
-                chosen.append((g, i))
-                kept.append(row)
+                row += 1
+                continue
+            long_prompt = max_prompt_tokens is not None and len(prompt) > max_prompt_tokens
+            long_response = max_response_tokens is not None and len(response) > max_response_tokens
+            if long_prompt or long_response:
+                if overlong == "mask":
+                    dropped_long += 1
+                    row += 1
+                    continue
+                truncated += 1
+                if overlong == "penalise":
+                    penalised.append(row)
+            inexact += not bool(group.token_exact[i])
+            chosen.append((g, i))
+            kept.append(row)
             row += 1
+    if penalised:
+        reward = steps.reward.copy()
+        reward[penalised] -= overlong_penalty
+        steps = replace(steps, reward=reward)
     if not chosen:
         raise ConfigurationError(
             "No step of these groups carries prompt and response token ids, so there is nothing to train "
@@ -211,8 +281,10 @@ def build_rows_from_columns(
             "scripted policy.",
             steps=row,
         )
-    prompts: list[Any] = [groups[g].prompt_ids[i] for g, i in chosen]
-    responses: list[Any] = [groups[g].response_ids[i] for g, i in chosen]
+    # Over-limit rows kept by truncate/penalise: the prompt's last and the response's first tokens.
+    r_cut = slice(0, max_response_tokens) if max_response_tokens is not None else slice(None)
+    prompts: list[Any] = [_last(groups[g].prompt_ids[i], max_prompt_tokens) for g, i in chosen]
+    responses: list[Any] = [_first(groups[g].response_ids[i], r_cut) for g, i in chosen]
     n = len(chosen)
     plens = np.fromiter((len(p) for p in prompts), np.int64, n)
     rlens = np.fromiter((len(r) for r in responses), np.int64, n)
@@ -227,8 +299,8 @@ def build_rows_from_columns(
         input_ids[r, p : p + t] = responses[r]
         resp_ids[r, :t] = responses[r]
         logprobs: Any = groups[g].response_logprobs[i]
-        if logprobs is not None and len(logprobs) == t:
-            rollout_lp[r, :t] = logprobs
+        if logprobs is not None and len(logprobs[r_cut]) == t:
+            rollout_lp[r, :t] = logprobs[r_cut]
         else:
             all_logprobs = False
     attention = np.arange(length)[None, :] < (plens + rlens)[:, None]
@@ -248,4 +320,16 @@ def build_rows_from_columns(
         group_index=torch.as_tensor([g for g, _ in chosen], dtype=torch.long),
         has_rollout_logprobs=all_logprobs,
     )
-    return BuiltRows(rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact)
+    return BuiltRows(
+        rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact, truncated
+    )
+
+
+def _last(tokens: Any, limit: int | None) -> Any:
+    """The last ``limit`` tokens (all of them with no limit)."""
+    return tokens if limit is None or len(tokens) <= limit else tokens[len(tokens) - limit :]
+
+
+def _first(tokens: Any, cut: slice) -> Any:
+    """``tokens[cut]`` (the response's first tokens under ``max_response_tokens``)."""
+    return tokens[cut]

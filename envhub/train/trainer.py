@@ -57,7 +57,13 @@ from envhub.train.checkpoint import (
 )
 from envhub.train.config import TrainConfig
 from envhub.train.learner import Learner, resolve_device
-from envhub.train.parallel import all_reduce_floats, is_sharded, shard_fsdp2, unsharded_copy
+from envhub.train.parallel import (
+    all_reduce_floats,
+    is_sharded,
+    reduce_metrics,
+    shard_fsdp2,
+    unsharded_copy,
+)
 from envhub.train.rollouts import (
     EngineRollouts,
     RolloutSource,
@@ -135,7 +141,9 @@ def _load_model(config: TrainConfig, device: torch.device) -> Any:
             "`envhub model tiny --out DIR` builds a tiny one with no download.",
             path=str(path),
         )
-    dtype = torch.bfloat16 if config.model.dtype == "bfloat16" else torch.float32
+    # float32 master weights; model.dtype is the autocast compute precision (Learner). Only
+    # model.pure_bf16 stores the weights in bf16 (and the Learner warns).
+    dtype = torch.bfloat16 if config.model.pure_bf16 else torch.float32
     model: Any = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=True)
     model = model.to(device)
     if config.model.gradient_checkpointing:
@@ -234,7 +242,7 @@ class Trainer:
         shard: Callable[[Any], Any] | None = None
         if self.dist.world > 1 and config.model.strategy == "fsdp2":
             # Sharded inside the Learner, after it copies the reference and before the optimizer.
-            bf16 = config.model.autocast_bf16 and self.device.type == "cuda"
+            bf16 = config.model.dtype == "bfloat16" and self.device.type == "cuda"
             shard = functools.partial(shard_fsdp2, bf16=bf16)
         elif self.dist.world > 1:
             from torch.nn.parallel import DistributedDataParallel
@@ -506,6 +514,8 @@ class Trainer:
                     validation = await self._validate(source)
                     result.validation.append(IterationResult(self.state.iteration, validation))
                     metrics.update(validation)
+                # every rank's share of the batch, not rank 0's (collective: all ranks reach it)
+                metrics = reduce_metrics(metrics)
                 it = IterationResult(self.state.iteration, metrics)
                 result.iterations.append(it)
                 if logger is not None:
@@ -555,12 +565,17 @@ class Trainer:
             groups,
             pad_token_id=self.tokenizer.pad_token_id,
             max_prompt_tokens=config.rollout.max_prompt_tokens,
+            max_response_tokens=config.rollout.max_response_tokens,
+            overlong=config.rollout.overlong,
+            overlong_penalty=config.rollout.overlong_penalty,
         )
         rows = built.rows
         advantages = compute_advantages(built.steps, config.algo, config=self.advantage_config)
         rows.advantages = torch.as_tensor(advantages[built.kept] * self._sign, dtype=torch.float32)
         metrics["rows/count"] = float(len(rows))
         metrics["rows/dropped_long"] = float(built.dropped_long)
+        metrics["rows/overlong_masked"] = float(built.dropped_long)
+        metrics["rows/overlong_truncated"] = float(built.truncated)
         metrics["rows/inexact"] = float(built.inexact)
         metrics["advantage/mean"] = float(rows.advantages.mean())
         metrics["advantage/abs_mean"] = float(rows.advantages.abs().mean())
@@ -586,6 +601,7 @@ class Trainer:
             if self._tis is not None and saved.tis_threshold is None and rows.has_rollout_logprobs:
                 learner.loss_config = saved.model_copy(update={"tis_threshold": self._tis})
             try:
+                learner.set_progress(self.state.iteration, config.iterations)
                 stats = learner.update(rows, old, ref, mini_batches=mini_batches)
             finally:
                 learner.loss_config = saved

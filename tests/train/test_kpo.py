@@ -226,19 +226,20 @@ def test_clipping_acts_on_the_filtered_ratio_not_the_raw_one() -> None:
     assert logp.grad.flatten().tolist() == pytest.approx([0.0, -math.exp(-0.1) / 4, 0.0, 0.0])
 
 
-def test_dual_clip_and_weights_apply_to_kpo_as_to_the_token_ratio() -> None:
-    # x0 = log 5 frozen (q = p0 = 0, no clamp): ratio 5 on every token; A = -1 -> dual clip 3.
+def test_no_dual_clip_for_kpo_as_in_the_authors_loss_but_weights_apply() -> None:
+    # x0 = log 5 frozen (q = p0 = 0, no clamp): ratio 5 on every token; A = -1. The token ratio
+    # would be dual-clipped to 3; the authors' KPO loss (like verl's GSPO) has no dual clip.
     old = t([[-1.0, -1.0]])
     kpo = KPOParams(q=0.0, p0=0.0, x0=math.log(5.0), **TEXTBOOK)
     out = policy_loss(old.clone(), old, t([[-1.0, -1.0]]), ones(1, 2), ratio="kpo", kpo=kpo)
-    assert out.loss.item() == pytest.approx(3.0)
-    assert out.clipfrac_lower == 1.0
+    assert out.loss.item() == pytest.approx(5.0)
+    assert out.clipfrac_lower == 0.0
     off = policy_loss(old.clone(), old, t([[-1.0, -1.0]]), ones(1, 2), ratio="kpo", kpo=kpo, clip_c=None)
     assert off.loss.item() == pytest.approx(5.0)
     halved = policy_loss(
         old.clone(), old, t([[-1.0, -1.0]]), ones(1, 2), ratio="kpo", kpo=kpo, weights=t([[0.5, 0.5]])
     )
-    assert halved.loss.item() == pytest.approx(1.5)
+    assert halved.loss.item() == pytest.approx(2.5)
 
 
 def test_the_filtered_log_ratio_is_capped_at_ten_like_the_authors() -> None:

@@ -88,7 +88,13 @@ def test_token_mean_with_masks_and_every_aggregation_mode() -> None:
     assert agg_loss(loss, mask, "token-sum").item() == pytest.approx(10)
     assert agg_loss(loss, mask, "seq-mean-token-sum").item() == pytest.approx(10 / 2)  # masked row left out
     assert agg_loss(loss, mask, "seq-mean-token-mean").item() == pytest.approx((2 + 4) / 2)
-    assert agg_loss(loss, mask, "seq-mean-token-sum-norm").item() == pytest.approx(10 / 3)
+    # verl 0.9.1: the seq-mean-token-sum value over the width; verl-agent's older form is the
+    # token sum over the width (larger by the live row count)
+    assert agg_loss(loss, mask, "seq-mean-token-sum-norm").item() == pytest.approx(10 / 2 / 3)
+    assert agg_loss(loss, mask, "token-sum-norm").item() == pytest.approx(10 / 3)
+    assert agg_loss(loss, mask, "seq-mean-token-sum-norm", norm_constant=4.0).item() == pytest.approx(
+        10 / 2 / 4
+    )
 
 
 def test_micro_batches_with_the_global_token_count_add_up_to_the_mini_batch_token_mean() -> None:

@@ -10,7 +10,7 @@ import torch
 from envhub.core.errors import ConfigurationError, QueueError
 from envhub.core.records import Group
 from envhub.rollout.queue.codec import decode_columns, decode_group, encode_group
-from envhub.train.rows import build_rows, build_rows_from_columns
+from envhub.train.rows import Overlong, build_rows, build_rows_from_columns
 
 _TENSORS = (
     "input_ids",
@@ -35,21 +35,32 @@ def _mixed(group_factory: Callable[..., Group]) -> list[Group]:
     second.trajectories[1].steps[0].response_logprobs = None
     second.trajectories[1].steps[1].policy_version = None
     second.trajectories[2].steps[0].token_exact = False
+    second.trajectories[2].steps[1].response_token_ids = list(range(9))  # over max_response_tokens
+    second.trajectories[2].steps[1].response_logprobs = [-0.5] * 9
     return [first, second]
 
 
 @pytest.mark.parametrize("compress", [None, 1])
 @pytest.mark.parametrize("max_prompt_tokens", [None, 16])
+@pytest.mark.parametrize("max_response_tokens", [None, 4])
+@pytest.mark.parametrize("overlong", ["mask", "truncate", "penalise"])
 def test_columnar_rows_equal_the_rows_of_the_decoded_records(
-    group_factory: Callable[..., Group], compress: int | None, max_prompt_tokens: int | None
+    group_factory: Callable[..., Group],
+    compress: int | None,
+    max_prompt_tokens: int | None,
+    max_response_tokens: int | None,
+    overlong: Overlong,
 ) -> None:
     payloads = [encode_group(g, compress=compress) for g in _mixed(group_factory)]
-    slow = build_rows(
-        [decode_group(p) for p in payloads], pad_token_id=7, max_prompt_tokens=max_prompt_tokens
-    )
-    fast = build_rows_from_columns(
-        [decode_columns(p) for p in payloads], pad_token_id=7, max_prompt_tokens=max_prompt_tokens
-    )
+    limits = {
+        "max_prompt_tokens": max_prompt_tokens,
+        "max_response_tokens": max_response_tokens,
+        "overlong": overlong,
+        "overlong_penalty": 0.5,
+    }
+    slow = build_rows([decode_group(p) for p in payloads], pad_token_id=7, **limits)
+    fast = build_rows_from_columns([decode_columns(p) for p in payloads], pad_token_id=7, **limits)
+    assert slow.truncated == fast.truncated
     for name in _TENSORS:
         assert torch.equal(getattr(slow.rows, name), getattr(fast.rows, name)), name
     assert slow.rows.has_rollout_logprobs == fast.rows.has_rollout_logprobs

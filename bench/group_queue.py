@@ -165,7 +165,12 @@ def main() -> None:
         "--groups", type=int, default=20, help="ALFWorld-sized groups pushed through each queue"
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0", help="'' skips the Redis backend")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 1 repetition, 2 groups (tests/test_bench.py)"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.reps, args.groups = 1, 2
 
     payloads = payload_rows(args.reps)
     table = Table(title="one ALFWorld-sized group (8 x 50 steps, 2048 + 512 ids, 512 logprobs per step)")

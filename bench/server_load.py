@@ -583,6 +583,53 @@ def print_table(rows: Sequence[Row]) -> None:
         )
 
 
+# -- the figures the README and docs/benchmarks.md quote, read from a result file ------------
+
+
+def _part_a(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    rows = {row["system"]: row for row in data["rows"] if row["part"] == "A"}
+    batch = next(name for name in rows if name.startswith("envhub /v1/batch/step"))
+    return {
+        "openenv": rows["OpenEnv WS"],
+        "rest": rows["envhub REST per-session"],
+        "ws": rows["envhub WS (/ws, OpenEnv client)"],
+        "batch": rows[batch],
+    }
+
+
+def readme_line(data: dict[str, Any]) -> str:
+    """The README's throughput sentence, from a full run's JSON (``tests/test_results.py`` checks it)."""
+    a = _part_a(data)
+    held = next((row["sessions"] for row in data["rows"] if row["system"].startswith("hold ")), None)
+    machine = data["machine"]
+    text = (
+        f"Throughput on the 2-core dev box (`bench/server_load.py`, medians of "
+        f"{a['rest']['extra']['runs']} interleaved runs, `docs/results/server_load.json`, commit "
+        f"{machine['commit']}): {a['rest']['extra']['x_openenv_median']:.2f}x OpenEnv's WebSocket rate per "
+        f"session over REST, {a['ws']['extra']['x_openenv_median']:.2f}x over `/ws`, "
+        f"{a['batch']['extra']['x_openenv_median']:.2f}x with `/v1/batch/step` "
+        f"({a['batch']['sessions']} sessions)"
+    )
+    return text + (f"; {held:,} sessions held." if held else ".")
+
+
+def markdown_table(data: dict[str, Any]) -> str:
+    """Part A as the Markdown table of ``docs/benchmarks.md``."""
+    lines = [
+        "| system | steps/s (median) | x OpenEnv (median of per-round ratios) | runs (steps/s) | "
+        "server CPU us/step | client CPU us/step |",
+        "|---|---:|---:|---|---:|---:|",
+    ]
+    for row in _part_a(data).values():
+        extra = row["extra"]
+        runs = ", ".join(f"{r:,}" for r in extra["runs_steps_per_s"])
+        lines.append(
+            f"| {row['system']} | {row['steps_per_s']:,.0f} | {extra.get('x_openenv_median', 1.0):.2f} | "
+            f"{runs} | {row['server_cpu_us_per_step']:.0f} | {row['client_cpu_us_per_step']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -603,6 +650,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="part A: interleaved runs per system, medians reported (default 5; quick 2)",
     )
     parser.add_argument("--images", action="store_true", help="part B: keep the time-series plot in info")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="print the README line and docs table from a result JSON (no measurement)",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -627,6 +680,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.report is not None:
+        import json
+
+        data = json.loads(args.report.read_text())
+        print(readme_line(data))
+        print()
+        print(markdown_table(data))
+        return
     logs = results_dir() / "server_load_logs"
     logs.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []

@@ -249,3 +249,26 @@ def test_a_step_outside_the_request_models_limits_is_refused_before_sending(
 ) -> None:
     with pytest.raises(RequestValidationError):
         PROTO.step("s-1", action, request_id=request_id)
+
+
+def test_batch_items_of_every_form_encode_to_the_models_json() -> None:
+    from pydantic import TypeAdapter
+
+    items: list[Any] = [
+        BatchStepItem(session_id="s-1", action="go", request_id="r-1"),
+        ("s-2", 'say "hi"\n'),
+        ("s-3", "é", "r-3"),
+        ("s-4", "x", None),
+    ]
+    call = PROTO.batch_step(items)
+    decoded = TypeAdapter(list[BatchStepItem]).validate_json(call.body or b"")
+    assert [(d.session_id, d.action) for d in decoded] == [
+        ("s-1", "go"),
+        ("s-2", 'say "hi"\n'),
+        ("s-3", "é"),
+        ("s-4", "x"),
+    ]
+    assert decoded[0].request_id == "r-1" and decoded[2].request_id == "r-3"
+    assert decoded[1].request_id and decoded[3].request_id  # generated
+    with pytest.raises(RequestValidationError):
+        PROTO.batch_step([("s" * 256, "x")])

@@ -57,13 +57,26 @@ def machine() -> dict[str, Any]:
 
 
 def write_result(
-    name: str, parameters: dict[str, Any], rows: list[dict[str, Any]], *, directory: Path | None = None
+    name: str,
+    parameters: dict[str, Any],
+    rows: list[dict[str, Any]],
+    *,
+    directory: Path | None = None,
+    started: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``<directory>/<name>.json`` (default :func:`results_dir`) and return its path."""
+    """Write ``<directory>/<name>.json`` (default :func:`results_dir`) and return its path.
+
+    ``started`` is :func:`machine` taken when the measurement began (its commit is the code
+    that was measured, even if the checkout moved on during a long run); the facts at the end
+    are kept beside it as ``machine_at_end``.
+    """
     folder = directory if directory is not None else results_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
-    path.write_text(json.dumps({"machine": machine(), "parameters": parameters, "rows": rows}, indent=2))
+    facts: dict[str, Any] = {"machine": started or machine(), "parameters": parameters, "rows": rows}
+    if started is not None:
+        facts["machine_at_end"] = machine()
+    path.write_text(json.dumps(facts, indent=2))
     return path
 
 

@@ -143,7 +143,10 @@ def main() -> None:
                 for mode, history in MODES.items():
                     samples[mode].append(episode(server.base_url, history, size, steps))
             for mode, runs in samples.items():
-                row: dict[str, Any] = {"workload": "single" if size == 1 else f"batch of {size}", "mode": mode}
+                row: dict[str, Any] = {
+                    "workload": "single" if size == 1 else f"batch of {size}",
+                    "mode": mode,
+                }
                 for key in runs[0]:
                     row[key] = round(statistics.median(r[key] for r in runs), 3)
                 rows.append(row)

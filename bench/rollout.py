@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import free_port, results_dir, server_process, write_result
+from _common import free_port, machine, results_dir, server_process, write_result
 
 import envhub
 from envhub.core.records import Group
@@ -504,6 +504,7 @@ def main(argv: list[str] | None = None) -> None:
         help="smoke run: 2 groups of 2, one repeat, TimeSeries only, no tiny model, one crash run",
     )
     args = parser.parse_args(argv)
+    started = machine()
     if args.quick:
         args.groups, args.group_size, args.repeats = 2, 2, 1
     parts = ["overhead", "tiny", "lockstep", "crash"] if args.part == "all" else [args.part]
@@ -546,7 +547,7 @@ def main(argv: list[str] | None = None) -> None:
     if previous.exists():
         kept = [r for r in json.loads(previous.read_text()).get("rows", []) if r.get("part") not in parts]
         rows = kept + rows
-    path = write_result("rollout", vars(args), rows)
+    path = write_result("rollout", vars(args), rows, started=started)
     console.print(f"wrote {path}")
 
 

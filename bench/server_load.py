@@ -44,7 +44,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # `bench.*` modules, for this process and the servers it starts
 
-from bench._common import results_dir, write_result
+from bench._common import machine, results_dir, write_result
 from envhub.client import AsyncEnvClient, slot_error
 from envhub.core.wire import BatchResetItem
 
@@ -688,6 +688,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print()
         print(markdown_table(data))
         return
+    started = machine()
     logs = results_dir() / "server_load_logs"
     logs.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
@@ -701,7 +702,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     # replaces it (it goes to bench/results/, or ENVHUB_BENCH_RESULTS).
     out = args.out or (results_dir() if args.quick else DOCS_RESULTS)
     parameters = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    path = write_result("server_load", parameters, [asdict(row) for row in rows], directory=out)
+    path = write_result(
+        "server_load", parameters, [asdict(row) for row in rows], directory=out, started=started
+    )
     print(f"\nwrote {path}")
 
 

@@ -14,7 +14,7 @@ number, each stepped once; errors, steps/s, latency and server RSS per idle sess
 Usage::
 
     python bench/server_load.py            # A: 64 sessions x 100 steps, 5 rounds; B: 1,000 x 50, hold 2,000
-    python bench/server_load.py --quick    # A: 16 x 30, 2 rounds; B: 200 x 10, hold 400
+    python bench/server_load.py --quick    # A: 16 x 30, 2 rounds; B: 100 x 5, hold 200
 
 Part A runs the four systems in turn, round after round (interleaved), and reports per system
 the median over the rounds and their spread, with server and client CPU per step; "x OpenEnv"
@@ -639,10 +639,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sessions", type=int, help="part A sessions (default 64; quick 16)")
     parser.add_argument("--steps", type=int, help="part A steps per session (default 100; quick 30)")
     parser.add_argument(
-        "--load-sessions", type=int, help="part B concurrent sessions (default 1000; quick 200)"
+        "--load-sessions", type=int, help="part B concurrent sessions (default 1000; quick 100)"
     )
-    parser.add_argument("--load-steps", type=int, help="part B steps per session (default 50; quick 10)")
-    parser.add_argument("--hold", type=int, help="part B sessions held at the end (default 2000; quick 400)")
+    parser.add_argument("--load-steps", type=int, help="part B steps per session (default 50; quick 5)")
+    parser.add_argument("--hold", type=int, help="part B sessions held at the end (default 2000; quick 200)")
     parser.add_argument("--workers", type=int, default=1, help="envhub worker processes (default 1)")
     parser.add_argument(
         "--repeats",
@@ -667,9 +667,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     defaults = {
         "sessions": (64, 16),
         "steps": (100, 30),
-        "load_sessions": (1000, 200),
-        "load_steps": (50, 10),
-        "hold": (2000, 400),
+        "load_sessions": (1000, 100),
+        "load_steps": (50, 5),
+        "hold": (2000, 200),
         "repeats": (5, 2),
     }
     for name, (full, small) in defaults.items():

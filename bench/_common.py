@@ -1,39 +1,129 @@
-"""Shared bits of the benchmark scripts: machine facts and the JSON result file."""
+"""Shared bits of the benchmark scripts: machine facts, the JSON result file, a server process.
+
+Results go to ``bench/results/`` (not committed) unless ``ENVHUB_BENCH_RESULTS`` names another
+folder: the bench smoke test (``tests/test_bench.py``) points it at a temporary directory so a
+``--quick`` run never overwrites a real result.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
+import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def results_dir() -> Path:
+    """Where this run writes its JSON (``ENVHUB_BENCH_RESULTS`` or ``bench/results``)."""
+    override = os.environ.get("ENVHUB_BENCH_RESULTS")
+    return Path(override) if override else RESULTS
 
 
 def machine() -> dict[str, Any]:
     """What the numbers were measured on."""
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False, cwd=ROOT
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=ROOT,
         ).stdout.strip()
     except OSError:
-        commit = ""
+        commit, dirty = "", ""
     return {
         "commit": commit,
+        "dirty": bool(dirty),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "processor": platform.processor() or platform.machine(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
 
-def write_result(name: str, parameters: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
-    """Write ``bench/results/<name>.json`` and return its path."""
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps({"machine": machine(), "parameters": parameters, "rows": rows}, indent=2))
+def write_result(
+    name: str,
+    parameters: dict[str, Any],
+    rows: list[dict[str, Any]],
+    *,
+    directory: Path | None = None,
+    started: dict[str, Any] | None = None,
+) -> Path:
+    """Write ``<directory>/<name>.json`` (default :func:`results_dir`) and return its path.
+
+    ``started`` is :func:`machine` taken when the measurement began (its commit is the code
+    that was measured, even if the checkout moved on during a long run); the facts at the end
+    are kept beside it as ``machine_at_end``.
+    """
+    folder = directory if directory is not None else results_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    facts: dict[str, Any] = {"machine": started or machine(), "parameters": parameters, "rows": rows}
+    if started is not None:
+        facts["machine_at_end"] = machine()
+    path.write_text(json.dumps(facts, indent=2))
     return path
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server_process(args: list[str], port: int, *, log: Path, timeout_s: float = 90.0) -> Iterator[int]:
+    """Start ``python <args>`` (a server on ``port``), wait for ``/health``, stop it on exit.
+
+    Yields the server's pid. Measuring a client's own CPU needs the server in another process.
+    """
+    import httpx
+    import psutil
+
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, *args], cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
+        try:
+            url = f"http://127.0.0.1:{port}/health"
+            deadline = time.monotonic() + timeout_s
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"server exited with {proc.returncode}; see {log}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(url, timeout=2).status_code == 200:
+                        break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"server at {url} did not become healthy in {timeout_s} s; see {log}")
+                time.sleep(0.2)
+            yield proc.pid
+        finally:
+            family = [proc.pid]
+            with contextlib.suppress(psutil.NoSuchProcess):
+                family += [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            for pid in family[1:]:  # workers the server did not stop
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    psutil.Process(pid).kill()

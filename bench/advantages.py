@@ -33,6 +33,10 @@ from _common import write_result
 
 from envhub.algos import compute_advantages
 from envhub.core.records import StepBatch
+from envhub.envs import resolve
+
+#: The spec whose advantage defaults the estimators use (they never look a name up themselves).
+ALFWORLD = resolve("alfworld")
 
 TRAJS_PER_GROUP = 8
 STEPS = 50
@@ -79,10 +83,10 @@ def make_batch(groups: int, *, shuffle: bool = False, seed: int = 0) -> StepBatc
 
 
 ESTIMATORS: dict[str, Callable[[StepBatch], Any]] = {
-    "grpo": lambda b: compute_advantages(b, "grpo", env="alfworld"),
-    "gigpo": lambda b: compute_advantages(b, "gigpo", env="alfworld"),
-    "hgpo K=2": lambda b: compute_advantages(b, "hgpo", env="alfworld", history_length=2),
-    "hgpo K=4": lambda b: compute_advantages(b, "hgpo", env="alfworld", history_length=4),
+    "grpo": lambda b: compute_advantages(b, "grpo", env=ALFWORLD),
+    "gigpo": lambda b: compute_advantages(b, "gigpo", env=ALFWORLD),
+    "hgpo K=2": lambda b: compute_advantages(b, "hgpo", env=ALFWORLD, history_length=2),
+    "hgpo K=4": lambda b: compute_advantages(b, "hgpo", env=ALFWORLD, history_length=4),
 }
 
 
@@ -193,7 +197,14 @@ def main() -> None:
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip the pure-Python estimators at the smallest size"
     )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 16 groups, one timed call per cell (tests/test_bench.py)",
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.repeats = [16], 1
 
     rows: list[dict[str, Any]] = []
     for groups in args.sizes:
@@ -209,7 +220,7 @@ def main() -> None:
         "steps": STEPS,
         "states_per_task": STATES_PER_TASK,
         "shuffled_max_rows": args.shuffled_max_rows,
-        "config": "compute_advantages(batch, algo, env='alfworld')",
+        "config": "compute_advantages(batch, algo, env=envhub.envs.resolve('alfworld'))",
     }
     print(f"wrote {write_result('advantages', parameters, rows)}")
 

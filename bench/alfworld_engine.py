@@ -233,7 +233,14 @@ def main() -> None:
     parser.add_argument("--server", action="store_true", help="also measure through the env server")
     parser.add_argument("--sessions", type=int, default=16)
     parser.add_argument("--unshared", action="store_true", help="disable envhub's translation/parse caches")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 2 envs, 20 step samples, 2 sessions (tests/test_bench.py)",
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.envs, args.steps, args.profile_steps, args.sessions = 2, 20, 5, 2
     if args.unshared:
         from envhub.envs.alfworld import _engine
 

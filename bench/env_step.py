@@ -74,7 +74,14 @@ def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--resets", type=int, default=200)
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 100 steps and 10 resets per env (tests/test_bench.py)",
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.resets = 100, 10
     rows = []
     chosen = {s.id for name in args.env for s in resolve_all(name)} if args.env else None
     for spec in specs():
@@ -84,7 +91,9 @@ def main() -> None:
             continue
         steps, resets = args.steps, args.resets
         if spec.demo_episodes is not None:  # slow envs (browser, engines): keep the run short
-            steps, resets = min(steps, 200), min(resets, 10)
+            steps, resets = (
+                (min(steps, 10), min(resets, 2)) if args.quick else (min(steps, 200), min(resets, 10))
+            )
         rows.append(measure(spec, steps, resets))
     table = Table(title="env step/reset rates (one process, median over calls)")
     for column in (

@@ -204,10 +204,12 @@ def main() -> None:
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0", help="'' skips the Redis backend")
     parser.add_argument("--part", choices=["all", "payload", "decode"], default="all")
-    parser.add_argument("--quick", action="store_true", help="1 rep, 4 groups (a smoke run)")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 1 repetition, 2 groups (tests/test_bench.py)"
+    )
     args = parser.parse_args()
     if args.quick:
-        args.reps, args.groups = 1, 4
+        args.reps, args.groups = 1, 2
     if args.part == "decode":
         decode = decode_rows(2 if args.quick else max(args.reps, 5))
         _print_decode(decode)

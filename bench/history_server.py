@@ -88,7 +88,7 @@ def worker_cpu_s(base_url: str) -> float:
     return total
 
 
-def episode(base_url: str, history: dict[str, Any] | None, size: int) -> dict[str, float]:
+def episode(base_url: str, history: dict[str, Any] | None, size: int, steps: int = STEPS) -> dict[str, float]:
     transport = CountingTransport()
     with EnvClient(base_url, transport=transport, timeout_s=300) as client:
         task = client.tasks(limit=1).task_ids[0]
@@ -100,7 +100,7 @@ def episode(base_url: str, history: dict[str, Any] | None, size: int) -> dict[st
         cpu_before = worker_cpu_s(base_url) + time.process_time()
         transport.received = 0
         started = time.perf_counter()
-        for t in range(STEPS):
+        for t in range(steps):
             action = pick(admissible, t)
             if size == 1:
                 results = [client.step(sids[0], action)]
@@ -118,26 +118,35 @@ def episode(base_url: str, history: dict[str, Any] | None, size: int) -> dict[st
         for sid in sids:
             client.delete_session(sid)
     return {
-        "wall_ms_per_step": 1000 * wall / STEPS,
-        "kib_per_step": received / 1024 / STEPS,
-        "server_render_ms_per_step": 1000 * server / STEPS,
-        "cpu_ms_per_step": 1000 * cpu / STEPS,
+        "wall_ms_per_step": 1000 * wall / steps,
+        "kib_per_step": received / 1024 / steps,
+        "server_render_ms_per_step": 1000 * server / steps,
+        "cpu_ms_per_step": 1000 * cpu / steps,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 1 repetition of 5 steps, groups of 1 and 2"
+    )
     args = parser.parse_args()
+    steps, sizes = STEPS, (1, 8)
+    if args.quick:
+        args.repeats, steps, sizes = 1, 5, (1, 2)
     rows: list[dict[str, Any]] = []
     with serve_in_thread(ServerSettings(env_id="envhub/ALFWorld-v0", workers=2)) as server:
-        for size in (1, 8):
+        for size in sizes:
             samples: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
             for _ in range(args.repeats):
                 for mode, history in MODES.items():
-                    samples[mode].append(episode(server.base_url, history, size))
+                    samples[mode].append(episode(server.base_url, history, size, steps))
             for mode, runs in samples.items():
-                row: dict[str, Any] = {"workload": "single" if size == 1 else "batch of 8", "mode": mode}
+                row: dict[str, Any] = {
+                    "workload": "single" if size == 1 else f"batch of {size}",
+                    "mode": mode,
+                }
                 for key in runs[0]:
                     row[key] = round(statistics.median(r[key] for r in runs), 3)
                 rows.append(row)
@@ -151,7 +160,7 @@ def main() -> None:
             f"{row['kib_per_step']:>9.1f} {row['server_render_ms_per_step']:>22.2f} "
             f"{row['cpu_ms_per_step']:>12.2f}"
         )
-    path = write_result("history_server", {"steps": STEPS, "repeats": args.repeats}, rows)
+    path = write_result("history_server", {"steps": steps, "repeats": args.repeats}, rows)
     print(f"wrote {path}")
 
 

@@ -157,7 +157,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--png", type=Path, default=None, help="also save the 30-step history image here")
     parser.add_argument("--agentocr", type=Path, default=None, help="AgentOCR checkout: add its renderer")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 5 steps, 1 episode per renderer (tests/test_bench.py)",
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.repeats = 5, 1
 
     load_before = os.getloadavg()[0]
     pairs, source = alfworld_steps(args.steps, args.seed)

@@ -180,7 +180,14 @@ def main() -> None:
     parser.add_argument("--env-steps", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=1, help="torch threads for dense encoding/search")
     parser.add_argument("--pin", action="store_true", help="pin the process to one CPU")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 1,000 passages, BM25 only, 50 queries (tests/test_bench.py)",
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.no_dense, args.queries, args.env_steps = [1000], True, 50, 50
 
     if args.pin and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})

@@ -13,8 +13,13 @@ number, each stepped once; errors, steps/s, latency and server RSS per idle sess
 
 Usage::
 
-    python bench/server_load.py            # A: 64 sessions x 100 steps; B: 1,000 x 50, hold 2,000
-    python bench/server_load.py --quick    # A: 16 x 30; B: 200 x 10, hold 400
+    python bench/server_load.py            # A: 64 sessions x 100 steps, 5 rounds; B: 1,000 x 50, hold 2,000
+    python bench/server_load.py --quick    # A: 16 x 30, 2 rounds; B: 100 x 5, hold 200
+
+Part A runs the four systems in turn, round after round (interleaved), and reports per system
+the median over the rounds and their spread, with server and client CPU per step; "x OpenEnv"
+is the median of the per-round ratios. A full run writes ``docs/results/server_load.json``
+(the README and ``docs/benchmarks.md`` quote it); ``--quick`` writes under ``bench/results/``.
 """
 
 from __future__ import annotations
@@ -39,9 +44,12 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # `bench.*` modules, for this process and the servers it starts
 
-from bench._common import write_result
+from bench._common import machine, results_dir, write_result
 from envhub.client import AsyncEnvClient, slot_error
 from envhub.core.wire import BatchResetItem
+
+#: Where a full run's JSON goes (committed; the README's throughput line is read from it).
+DOCS_RESULTS = ROOT / "docs" / "results"
 
 #: The time-series script: seven tool calls and an answer (the env's step limit is 8).
 TS_SCRIPT = (
@@ -232,11 +240,51 @@ def _row(
     )
 
 
-def median_row(rows: Sequence[Row]) -> Row:
-    """The run with the median throughput of repeated runs (its own latencies and CPU, unmixed)."""
+def median_row(rows: Sequence[Row], reference: Sequence[Row] | None = None) -> Row:
+    """One row for repeated runs of a system: medians over the runs, with their spread.
+
+    ``steps_per_s``, the CPU columns and the latencies are each the median over the runs (the
+    run with the median throughput keeps its own latency percentiles); ``extra`` holds every
+    run's throughput, the spread (min, max, relative IQR) and, with ``reference`` (OpenEnv's
+    runs, taken in the same rounds), the median of the per-round ratios: run i of this system
+    against run i of the reference, which ran a moment before it on the same machine.
+    """
     ordered = sorted(rows, key=lambda row: row.steps_per_s)
-    chosen = ordered[len(ordered) // 2]
-    chosen.extra["runs_steps_per_s"] = [round(row.steps_per_s) for row in rows]
+    chosen = Row(**{**asdict(ordered[len(ordered) // 2]), "extra": dict(ordered[len(ordered) // 2].extra)})
+    rates = [row.steps_per_s for row in rows]
+    chosen.steps_per_s = float(np.median(rates))
+    chosen.server_cpu_us_per_step = float(np.median([row.server_cpu_us_per_step for row in rows]))
+    chosen.client_cpu_us_per_step = float(np.median([row.client_cpu_us_per_step for row in rows]))
+    chosen.errors = sum(row.errors for row in rows)
+    q1, q3 = np.percentile(rates, [25, 75])
+    chosen.extra.update(
+        runs=len(rows),
+        runs_steps_per_s=[round(rate) for rate in rates],
+        steps_per_s_min=round(min(rates)),
+        steps_per_s_max=round(max(rates)),
+        steps_per_s_iqr_pct=round(100 * float(q3 - q1) / chosen.steps_per_s, 1)
+        if chosen.steps_per_s
+        else None,
+        runs_server_cpu_us_per_step=[round(row.server_cpu_us_per_step, 1) for row in rows],
+        runs_client_cpu_us_per_step=[round(row.client_cpu_us_per_step, 1) for row in rows],
+    )
+    if reference is not None:
+        ratios = [row.steps_per_s / ref.steps_per_s for row, ref in zip(rows, reference, strict=True)]
+        chosen.extra.update(
+            x_openenv_median=round(float(np.median(ratios)), 3),
+            x_openenv_runs=[round(r, 3) for r in ratios],
+            server_cpu_vs_openenv_median=round(
+                float(
+                    np.median(
+                        [
+                            row.server_cpu_us_per_step / ref.server_cpu_us_per_step
+                            for row, ref in zip(rows, reference, strict=True)
+                        ]
+                    )
+                ),
+                3,
+            ),
+        )
     return chosen
 
 
@@ -332,11 +380,28 @@ def part_a(args: argparse.Namespace, logs: Path) -> list[Row]:
             "envhub WS": lambda: ws_load(envhub, eh_url, "envhub WS (/ws, OpenEnv client)", n, k),
             "envhub batch": lambda: batch_load(envhub, eh_url, n, k),
         }
-        runs: dict[str, list[Row]] = {name: [] for name in loads}
-        for _ in range(args.repeats):
-            for name, load in loads.items():
-                runs[name].append(run_loop(load()))
-    return [median_row(rows) for rows in runs.values()]
+        runs = interleaved(loads, args.repeats)
+    reference = runs["OpenEnv WS"]
+    return [median_row(rows, None if name == "OpenEnv WS" else reference) for name, rows in runs.items()]
+
+
+def interleaved(
+    loads: dict[str, Callable[[], Coroutine[Any, Any, Row]]], repeats: int
+) -> dict[str, list[Row]]:
+    """Run every load once per round, ``repeats`` rounds, in turn: round i of each system is
+    measured within seconds of round i of every other, so the machine's noise (other jobs on a
+    shared host) falls on every system alike."""
+    runs: dict[str, list[Row]] = {name: [] for name in loads}
+    for round_ in range(repeats):
+        for name, load in loads.items():
+            row = run_loop(load())
+            runs[name].append(row)
+            print(
+                f"  round {round_ + 1}/{repeats} {name:14} {row.steps_per_s:>8,.0f} steps/s  "
+                f"server {row.server_cpu_us_per_step:5.0f} us/step  "
+                f"client {row.client_cpu_us_per_step:5.0f} us/step"
+            )
+    return runs
 
 
 # -- part B: a real env under load ------------------------------------------------------------
@@ -492,14 +557,16 @@ def part_b(args: argparse.Namespace, logs: Path) -> list[Row]:
 # -- report -----------------------------------------------------------------------------------
 
 
-def print_table(rows: Sequence[Row], reference: float | None) -> None:
+def print_table(rows: Sequence[Row]) -> None:
     """The result table; CPU columns are microseconds per step (server tree, this client process)."""
     header = f"{'part':4} {'system':34} {'sessions':>8} {'steps':>7} {'steps/s':>8} {'x OpenEnv':>9} "
     header += f"{'p50 ms':>7} {'p99 ms':>7} {'errors':>6} {'srv us':>6} {'cli us':>6}"
     print(header)
     print("-" * len(header))
     for row in rows:
-        ratio = f"{row.steps_per_s / reference:.2f}" if reference and row.part == "A" else "-"
+        ratio = "-"
+        if row.part == "A":
+            ratio = f"{row.extra.get('x_openenv_median', 1.0):.2f}"
         print(
             f"{row.part:4} {row.system:34} {row.sessions:>8} {row.steps:>7} {row.steps_per_s:>8,.0f} "
             f"{ratio:>9} {row.p50_ms:>7.2f} {row.p99_ms:>7.2f} {row.errors:>6} "
@@ -509,6 +576,58 @@ def print_table(rows: Sequence[Row], reference: float | None) -> None:
         if row.extra:
             shown = (f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.extra.items())
             print(f"  {row.system}: " + ", ".join(shown))
+    if any(row.part == "A" for row in rows):
+        print(
+            "  A: steps/s and CPU columns are medians over the interleaved runs; 'x OpenEnv' is the "
+            "median of the per-round ratios to OpenEnv WS"
+        )
+
+
+# -- the figures the README and docs/benchmarks.md quote, read from a result file ------------
+
+
+def _part_a(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    rows = {row["system"]: row for row in data["rows"] if row["part"] == "A"}
+    batch = next(name for name in rows if name.startswith("envhub /v1/batch/step"))
+    return {
+        "openenv": rows["OpenEnv WS"],
+        "rest": rows["envhub REST per-session"],
+        "ws": rows["envhub WS (/ws, OpenEnv client)"],
+        "batch": rows[batch],
+    }
+
+
+def readme_line(data: dict[str, Any]) -> str:
+    """The README's throughput sentence, from a full run's JSON (``tests/test_results.py`` checks it)."""
+    a = _part_a(data)
+    held = next((row["sessions"] for row in data["rows"] if row["system"].startswith("hold ")), None)
+    machine = data["machine"]
+    text = (
+        f"Throughput on the 2-core dev box (`bench/server_load.py`, medians of "
+        f"{a['rest']['extra']['runs']} interleaved runs, `docs/results/server_load.json`, commit "
+        f"{machine['commit']}): {a['rest']['extra']['x_openenv_median']:.2f}x OpenEnv's WebSocket rate per "
+        f"session over REST, {a['ws']['extra']['x_openenv_median']:.2f}x over `/ws`, "
+        f"{a['batch']['extra']['x_openenv_median']:.2f}x with `/v1/batch/step` "
+        f"({a['batch']['sessions']} sessions)"
+    )
+    return text + (f"; {held:,} sessions held." if held else ".")
+
+
+def markdown_table(data: dict[str, Any]) -> str:
+    """Part A as the Markdown table of ``docs/benchmarks.md``."""
+    lines = [
+        "| system | steps/s (median) | x OpenEnv (median of per-round ratios) | runs (steps/s) | "
+        "server CPU us/step | client CPU us/step |",
+        "|---|---:|---:|---|---:|---:|",
+    ]
+    for row in _part_a(data).values():
+        extra = row["extra"]
+        runs = ", ".join(f"{r:,}" for r in extra["runs_steps_per_s"])
+        lines.append(
+            f"| {row['system']} | {row['steps_per_s']:,.0f} | {extra.get('x_openenv_median', 1.0):.2f} | "
+            f"{runs} | {row['server_cpu_us_per_step']:.0f} | {row['client_cpu_us_per_step']:.0f} |"
+        )
+    return "\n".join(lines)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -520,21 +639,38 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sessions", type=int, help="part A sessions (default 64; quick 16)")
     parser.add_argument("--steps", type=int, help="part A steps per session (default 100; quick 30)")
     parser.add_argument(
-        "--load-sessions", type=int, help="part B concurrent sessions (default 1000; quick 200)"
+        "--load-sessions", type=int, help="part B concurrent sessions (default 1000; quick 100)"
     )
-    parser.add_argument("--load-steps", type=int, help="part B steps per session (default 50; quick 10)")
-    parser.add_argument("--hold", type=int, help="part B sessions held at the end (default 2000; quick 400)")
+    parser.add_argument("--load-steps", type=int, help="part B steps per session (default 50; quick 5)")
+    parser.add_argument("--hold", type=int, help="part B sessions held at the end (default 2000; quick 200)")
     parser.add_argument("--workers", type=int, default=1, help="envhub worker processes (default 1)")
-    parser.add_argument("--repeats", type=int, default=5, help="part A: runs per system; the median is kept")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        help="part A: interleaved runs per system, medians reported (default 5; quick 2)",
+    )
     parser.add_argument("--images", action="store_true", help="part B: keep the time-series plot in info")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="print the README line and docs table from a result JSON (no measurement)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for server_load.json (default: docs/results/; --quick: bench/results/)",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     defaults = {
         "sessions": (64, 16),
         "steps": (100, 30),
-        "load_sessions": (1000, 200),
-        "load_steps": (50, 10),
-        "hold": (2000, 400),
+        "load_sessions": (1000, 100),
+        "load_steps": (50, 5),
+        "hold": (2000, 200),
+        "repeats": (5, 2),
     }
     for name, (full, small) in defaults.items():
         if getattr(args, name) is None:
@@ -544,17 +680,31 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    logs = ROOT / "bench" / "results" / "server_load_logs"
+    if args.report is not None:
+        import json
+
+        data = json.loads(args.report.read_text())
+        print(readme_line(data))
+        print()
+        print(markdown_table(data))
+        return
+    started = machine()
+    logs = results_dir() / "server_load_logs"
     logs.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     if args.part in ("A", "both"):
         rows += part_a(args, logs)
     if args.part in ("B", "both"):
         rows += part_b(args, logs)
-    reference = next((r.steps_per_s for r in rows if r.system == "OpenEnv WS"), None)
     print()
-    print_table(rows, reference)
-    path = write_result("server_load", vars(args), [asdict(row) for row in rows])
+    print_table(rows)
+    # A full run is the record the README and docs/benchmarks.md quote; a quick run never
+    # replaces it (it goes to bench/results/, or ENVHUB_BENCH_RESULTS).
+    out = args.out or (results_dir() if args.quick else DOCS_RESULTS)
+    parameters = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    path = write_result(
+        "server_load", parameters, [asdict(row) for row in rows], directory=out, started=started
+    )
     print(f"\nwrote {path}")
 
 

@@ -209,7 +209,14 @@ def main() -> None:
     parser.add_argument("--step-tasks", type=int, default=120, help="tasks whose gold scripts are stepped")
     parser.add_argument("--baseline-reps", type=int, default=5, help="repetitions of the slow baselines")
     parser.add_argument("--sessions", type=int, default=200, help="sessions for the memory measurement")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 10 resets, 3 scripted tasks, 1 baseline repetition, 5 sessions",
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.resets, args.step_tasks, args.baseline_reps, args.sessions = 10, 3, 1, 5
     rows = [run_domain(name, args) for name in (args.domain or ["retail", "airline"])]
     _print(rows)
     params = {k: v for k, v in vars(args).items() if k != "domain"} | {

@@ -326,7 +326,16 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--hidden-size", type=int, default=128)
     parser.add_argument("--pushes", type=int, default=5, help="weight pushes into vLLM (part sync)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: every part at its smallest (one push, one seed, 2 iterations, short sequences)",
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.iterations, args.batch_tasks, args.group_size, args.max_steps = 2, 2, 2, 2
+        args.trl_rows, args.trl_micro, args.trl_prompt, args.trl_completion, args.trl_steps = 4, 2, 32, 16, 1
+        args.seeds, args.algo_iterations, args.pushes, args.max_tokens = 1, 2, 1, 8
     parts = set(args.parts.split(","))
     console = Console(width=120)
     rows: list[dict[str, Any]] = []

@@ -145,7 +145,12 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=200, help="text-mode episodes")
     parser.add_argument("--html-episodes", type=int, default=8, help="HTML-mode episodes (0 to skip)")
     parser.add_argument("--screenshot", type=Path, default=None, help="save the first item page as PNG here")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 5 text episodes, no HTML mode (tests/test_bench.py)"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.episodes, args.html_episodes = 5, 0
 
     rows = [bench_text(args.episodes)]
     html = bench_html(args.html_episodes, args.screenshot) if args.html_episodes > 0 else None

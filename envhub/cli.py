@@ -240,6 +240,7 @@ def serve_command(
     import uvicorn
 
     from envhub.server import ServerSettings, create_app
+    from envhub.server.app import UVICORN_WS
 
     flags: dict[str, Any] = {
         "env_id": env_id,
@@ -255,7 +256,12 @@ def serve_command(
     settings = ServerSettings(**{k: v for k, v in flags.items() if v is not None})
     # No access log: one line per step costs more than the step itself; /metrics counts requests.
     uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level="info", access_log=False
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="info",
+        access_log=False,
+        ws=UVICORN_WS,
     )
 
 

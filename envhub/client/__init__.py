@@ -6,7 +6,8 @@
   request per step (also ``gymnasium.make_vec("envhub/Remote-v0", num_envs=N, base_url=...)``);
 * :class:`EnvClient` and :class:`AsyncEnvClient`: the whole REST API (sessions, tasks,
   groups, batch step/reset, health) with the same methods, sync over httpx and async over
-  aiohttp (see :mod:`envhub.client._transport` for why aiohttp);
+  :class:`Http1Transport` (a lean keep-alive HTTP/1.1 client, :mod:`envhub.client._http1`;
+  aiohttp for ``https://``, see :mod:`envhub.client._transport`);
 * :class:`RolloutClient` and :class:`AsyncRolloutClient`: the rollout service (submit, get,
   list, cancel, retry, wait);
 * :class:`RetryPolicy`: backoff on ``503 CAPACITY_REACHED`` (honouring ``Retry-After``) and on
@@ -16,6 +17,7 @@ Server errors come back as the same :mod:`envhub.core.errors` classes the server
 """
 
 from envhub.client._client import AsyncEnvClient, EnvClient
+from envhub.client._http1 import Http1Transport
 from envhub.client._protocol import ApiCall, Protocol, StepItem, new_request_id, slot_error
 from envhub.client._remote_env import RemoteEnv
 from envhub.client._remote_vector_env import RemoteVectorEnv
@@ -30,6 +32,7 @@ __all__ = [
     "AsyncRolloutClient",
     "AsyncTransport",
     "EnvClient",
+    "Http1Transport",
     "HttpxAsyncTransport",
     "Protocol",
     "RemoteEnv",

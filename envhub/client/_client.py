@@ -18,6 +18,7 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
+from envhub.client._http1 import Http1Transport
 from envhub.client._protocol import ApiCall, HistoryArg, Protocol, StepItem
 from envhub.client._retry import Reply, RetryPolicy, Sleep, TransportFailure, exchange
 from envhub.client._transport import AiohttpTransport, AsyncTransport
@@ -274,11 +275,12 @@ class AsyncEnvClient(_ClientBase):
         token: bearer token, when the server was started with ``--token``.
         retry: retry policy (default: :class:`RetryPolicy()`).
         timeout_s: total time allowed for one request.
-        max_connections: connection pool size of the default aiohttp transport; calls beyond
-            it queue for a connection (sessions are not connections: 512 sockets serve
-            thousands of sessions, since the server, not the socket count, is the limit).
-        transport: an :class:`AsyncTransport` instead of the default :class:`AiohttpTransport`
-            (tests pass ``HttpxAsyncTransport(url, transport=httpx.ASGITransport(app))``).
+        max_connections: connection pool size of the default transport; calls beyond it queue
+            for a connection (sessions are not connections: 512 sockets serve thousands of
+            sessions, since the server, not the socket count, is the limit).
+        transport: an :class:`AsyncTransport` instead of the default (:class:`Http1Transport`
+            for ``http://``, :class:`AiohttpTransport` for ``https://``); tests pass
+            ``HttpxAsyncTransport(url, transport=httpx.ASGITransport(app))``.
 
     Raises:
         ConfigurationError: ``base_url`` is not an http(s) URL.
@@ -300,11 +302,12 @@ class AsyncEnvClient(_ClientBase):
         transport: AsyncTransport | None = None,
     ) -> None:
         super().__init__(base_url, token=token, retry=retry)
-        self._transport: AsyncTransport = (
-            AiohttpTransport(self.base_url, max_connections=max_connections, timeout_s=timeout_s)
-            if transport is None
-            else transport
-        )
+        if transport is None:
+            # Plain http (the env servers of a rollout, on loopback or a cluster network): the
+            # lean transport, several times cheaper per request than aiohttp; TLS: aiohttp.
+            kind = Http1Transport if self.base_url.startswith("http://") else AiohttpTransport
+            transport = kind(self.base_url, max_connections=max_connections, timeout_s=timeout_s)
+        self._transport: AsyncTransport = transport
 
     async def _run(self, call: ApiCall[T]) -> T:
         self._check_open()

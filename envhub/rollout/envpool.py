@@ -35,7 +35,7 @@ from envhub.core.errors import (
     ServerUnreachableError,
     SessionNotFoundError,
 )
-from envhub.core.wire import BatchStepItem, HistoryFrame, HistoryOptions, json_default
+from envhub.core.wire import HistoryFrame, HistoryOptions, json_default
 
 __all__ = [
     "EnvPool",
@@ -217,7 +217,7 @@ class RemoteEnvPool:
 
     async def step(self, group: OpenGroup, items: Sequence[StepItem]) -> list[StepOutcome]:
         reply = await self._clients[group.replica].batch_step(
-            [BatchStepItem(session_id=i.session_id, action=i.action, request_id=i.request_id) for i in items]
+            [(i.session_id, i.action, i.request_id) for i in items]
         )
         outcomes: list[StepOutcome] = []
         for item, slot in zip(items, reply.results, strict=True):

@@ -26,7 +26,13 @@ from envhub.server.sessions import SessionManager
 from envhub.server.settings import ServerSettings
 from envhub.server.workers import WorkerPool
 
-__all__ = ["BodyLimit", "EnvServerApp", "check_env_id", "create_app"]
+__all__ = ["UVICORN_WS", "BodyLimit", "EnvServerApp", "check_env_id", "create_app"]
+
+#: The WebSocket implementation uvicorn serves ``/ws`` with. The sans-I/O one answers a step
+#: with about a third less server CPU than uvicorn's default (``websockets``'s asyncio
+#: protocol): 53 against 78 us per step with OpenEnv's client on the 2-core machine, same
+#: messages, same ASGI events.
+UVICORN_WS = "websockets-sansio"
 
 
 def check_env_id(env_id: str) -> None:

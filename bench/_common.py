@@ -1,8 +1,9 @@
 """Shared bits of the benchmark scripts: machine facts, the JSON result file, a server process.
 
-Results go to ``bench/results/`` (not committed) unless ``ENVHUB_BENCH_RESULTS`` names another
-folder: the bench smoke test (``tests/test_bench.py``) points it at a temporary directory so a
-``--quick`` run never overwrites a real result.
+A full run writes its JSON to ``docs/results/`` (committed: the figures in ``docs/benchmarks.md``
+and the README come from there); a ``--quick`` smoke run writes to ``bench/results/`` (not
+committed), so it never overwrites a real result. ``ENVHUB_BENCH_RESULTS`` names another folder
+(the bench smoke test, ``tests/test_bench.py``, points it at a temporary directory).
 """
 
 from __future__ import annotations
@@ -20,13 +21,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = ROOT / "docs" / "results"
+SMOKE_RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def results_dir() -> Path:
-    """Where this run writes its JSON (``ENVHUB_BENCH_RESULTS`` or ``bench/results``)."""
+    """Where this run writes its JSON: ``ENVHUB_BENCH_RESULTS``, else ``bench/results`` for a
+    ``--quick`` run and ``docs/results`` for a real one."""
     override = os.environ.get("ENVHUB_BENCH_RESULTS")
-    return Path(override) if override else RESULTS
+    if override:
+        return Path(override)
+    return SMOKE_RESULTS if "--quick" in sys.argv else RESULTS
 
 
 def machine() -> dict[str, Any]:

@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import free_port, machine, results_dir, server_process, write_result
+from _common import SMOKE_RESULTS, free_port, machine, results_dir, server_process, write_result
 
 import envhub
 from envhub.core.records import Group
@@ -168,7 +168,7 @@ def overhead_row(
 def part_overhead(groups: int, group_size: int, repeats: int, *, alfworld: bool) -> list[dict[str, Any]]:
     from envhub.envs.timeseries.policy import HeuristicPolicy
 
-    logs = results_dir() / "rollout_logs"
+    logs = SMOKE_RESULTS / "rollout_logs"
     tasks = [GroupTask(i, f"test-{i}", i) for i in range(groups)]
     rows = [
         overhead_row(

@@ -44,7 +44,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # `bench.*` modules, for this process and the servers it starts
 
-from bench._common import machine, results_dir, write_result
+from bench._common import SMOKE_RESULTS, machine, results_dir, write_result
 from envhub.client import AsyncEnvClient, slot_error
 from envhub.core.wire import BatchResetItem
 
@@ -689,7 +689,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(markdown_table(data))
         return
     started = machine()
-    logs = results_dir() / "server_load_logs"
+    logs = SMOKE_RESULTS / "server_load_logs"
     logs.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     if args.part in ("A", "both"):

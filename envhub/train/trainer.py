@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from envhub.algos import compute_advantages, default_config
-from envhub.core.errors import ConfigurationError
+from envhub.core.errors import ConfigurationError, UnauthorizedError
 from envhub.core.records import Group
 from envhub.envs import resolve
 from envhub.eval.report import metrics_from_groups
@@ -55,7 +55,7 @@ from envhub.train.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from envhub.train.config import TrainConfig
+from envhub.train.config import TrainConfig, TrainerCredentials
 from envhub.train.learner import Learner, resolve_device
 from envhub.train.parallel import all_reduce_floats, is_sharded, shard_fsdp2, unsharded_copy
 from envhub.train.rollouts import (
@@ -66,6 +66,8 @@ from envhub.train.rollouts import (
     check_ack_interval,
     in_process_sampler_factory,
     new_run_id,
+    refused,
+    run_label,
     trainer_queue,
 )
 from envhub.train.rows import build_rows
@@ -258,6 +260,10 @@ class Trainer:
         self.advantage_config = default_config(config.algo, self.spec, **config.advantage)
         self.state = TrainerState(iteration=0, policy_version=0, schedule_position=0)
         self.run_id = f"{new_run_id()}-r{self.dist.rank}"
+        # The run's label on the queue (stable across restarts of the run, shared by its ranks):
+        # the trainer takes only groups labelled with it, through its own consumer group.
+        self.run_label = config.rollout.run or run_label(self.run_dir)
+        self.credentials = TrainerCredentials()  # ENVHUB_ENV_TOKEN, _ROLLOUT_TOKEN, _POLICY_API_KEY
         self.sampling = SamplingParams(
             temperature=config.rollout.temperature,
             top_p=config.rollout.top_p,
@@ -276,7 +282,7 @@ class Trainer:
             self.config.rollout.queue,
             stream=self.config.rollout.queue_stream,
             consumer=f"trainer-{self.dist.rank}",
-            run=self.run_id,
+            run=self.run_label,
             groups_per_iteration=self.config.rollout.batch_tasks,
             settings=settings,
         )
@@ -296,15 +302,21 @@ class Trainer:
         from envhub.train.weight_sync import DiskVllmSync
 
         assert settings.policy_url is not None
-        return DiskVllmSync(settings.policy_url, self.run_dir / "weights")
+        return DiskVllmSync(
+            settings.policy_url, self.run_dir / "weights", api_key=self.credentials.policy_api_key
+        )
 
     async def _served_model_name(self) -> str:
         import httpx
 
         assert self.config.rollout.policy_url is not None
         url = self.config.rollout.policy_url.rstrip("/").removesuffix("/v1") + "/v1/models"
+        key = self.credentials.policy_api_key
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
         async with httpx.AsyncClient(timeout=10.0) as client:
-            reply = await client.get(url)
+            reply = await client.get(url, headers=headers)
+        if reply.status_code in (401, 403):
+            raise refused("policy server", self.config.rollout.policy_url, "ENVHUB_POLICY_API_KEY")
         reply.raise_for_status()
         return str(reply.json()["data"][0]["id"])
 
@@ -320,8 +332,13 @@ class Trainer:
                 tokenizer=self.config.model.path,
                 weight_sync=self._weight_sync(),
                 model_name=await self._served_model_name(),
+                stream=settings.queue_stream,
+                run=self.run_label,
+                service_token=self.credentials.rollout_token,
+                env_token=self.credentials.env_token,
+                policy_api_key=self.credentials.policy_api_key,
             )
-        envs = build_env_pool(self.env_id, settings)
+        envs = build_env_pool(self.env_id, settings, token=self.credentials.env_token)
         if settings.generation == "transformers":
             factory = in_process_sampler_factory(
                 self.config.model.path, device=str(self.device), max_batch=settings.max_batch
@@ -336,6 +353,7 @@ class Trainer:
             base_url=settings.policy_url,
             model=await self._served_model_name(),
             tokenizer_path=self.config.model.path,
+            api_key=self.credentials.policy_api_key,
         )
         return EngineRollouts(
             envs=envs,
@@ -357,9 +375,11 @@ class Trainer:
         )
 
     async def _task_ids(self, split: str) -> list[str]:
-        pool = build_env_pool(self.env_id, self.config.rollout)
+        pool = build_env_pool(self.env_id, self.config.rollout, token=self.credentials.env_token)
         try:
             return await pool.task_ids(split, None)
+        except UnauthorizedError as exc:
+            raise refused("env server", ", ".join(self.config.rollout.envs), "ENVHUB_ENV_TOKEN") from exc
         finally:
             await pool.aclose()
 

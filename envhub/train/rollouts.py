@@ -122,6 +122,7 @@ def trainer_queue(
             consumer=consumer,
             run=run,
             runs={run} if run else None,
+            columns=True,  # the trainer decodes straight to rows; records only where needed
             max_lag=settings.max_lag,
             max_unacked=settings.max_unacked,
             claim_idle_ms=settings.lease_ms,

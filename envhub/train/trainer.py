@@ -46,6 +46,7 @@ from envhub.eval.report import metrics_from_groups
 from envhub.policy.base import SamplingParams
 from envhub.rollout.engine import GroupTask
 from envhub.rollout.queue.base import Delivery, GroupQueue
+from envhub.rollout.queue.codec import GroupColumns
 from envhub.rollout.queue.memory import MemoryQueue
 from envhub.rollout.queue.settings import QueueSettings
 from envhub.train.checkpoint import (
@@ -70,7 +71,7 @@ from envhub.train.rollouts import (
     run_label,
     trainer_queue,
 )
-from envhub.train.rows import build_rows
+from envhub.train.rows import build_rows, build_rows_from_columns
 from envhub.train.schedule import TaskSchedule
 from envhub.train.tracking import MetricsLogger, write_groups
 
@@ -197,6 +198,25 @@ def rollout_metrics(groups: Sequence[Group]) -> dict[str, float]:
     for kind, wins in sorted(by_type.items()):
         out[f"rollout/success/{kind}"] = float(np.mean(wins))
     return out
+
+
+def _records(deliveries: Sequence[Delivery]) -> list[Group]:
+    return [d.group for d in deliveries]
+
+
+def column_metrics(groups: Sequence[GroupColumns]) -> dict[str, float]:
+    """:func:`rollout_metrics` from columns (per task type only from records: see ``_train_on``)."""
+    if not groups or not any(len(g.episode_return) for g in groups):
+        return {}
+    returns = np.concatenate([g.episode_return for g in groups])
+    valid = np.concatenate([g.is_action_valid for g in groups])
+    return {
+        "rollout/reward": float(returns.mean()),
+        "rollout/success": float(np.concatenate([g.won for g in groups]).mean()),
+        "rollout/episode_length": float(np.concatenate([g.length for g in groups]).mean()),
+        "rollout/episodes": float(len(returns)),
+        "rollout/valid_action": float(valid.mean()) if len(valid) else 0.0,
+    }
 
 
 class Trainer:
@@ -495,13 +515,16 @@ class Trainer:
                 t0 = time.perf_counter()
                 deliveries = await self._take(queue, batch, failures)
                 rollout_s = time.perf_counter() - t0
-                metrics = await self._train_on([d.group for d in deliveries])
+                metrics = await self._train_on(deliveries)
                 self.state.iteration += 1
-                if config.output.save_groups:
-                    groups = [d.group for d in deliveries]
+                if config.output.save_groups:  # the viewer reads records: decode them (once) here
+                    groups = await asyncio.to_thread(_records, deliveries)
                     write_groups(self.run_dir, self.state.iteration, groups, rank=self.dist.rank)
+                    metrics.update(
+                        {k: v for k, v in rollout_metrics(groups).items() if k.startswith("rollout/success/")}
+                    )
                 self.state.consumed_groups += len(deliveries)
-                self.state.consumed_uids.extend(d.group.uid for d in deliveries)
+                self.state.consumed_uids.extend(d.uid for d in deliveries)
                 sync = await source.push_weights(self._full_model(), self.state.policy_version + 1)
                 self.state.policy_version += 1
                 unacked.extend(deliveries)
@@ -555,27 +578,43 @@ class Trainer:
             if failures:
                 raise failures[0]
             for d in await queue.get(count - len(got), timeout_s=0.2):
-                if d.group.uid in used:  # trained on before a crash: acknowledge, never reuse
+                if d.uid in used:  # trained on before a crash: acknowledge, never reuse
                     await queue.ack([d])
                     continue
-                used.add(d.group.uid)
+                used.add(d.uid)
                 got.append(d)
         return got
 
-    async def _train_on(self, groups: list[Group]) -> dict[str, float]:
-        """Advantages, old/ref logprobs and the update for one iteration's groups."""
+    async def _train_on(self, deliveries: Sequence[Delivery | Group]) -> dict[str, float]:
+        """Advantages, old/ref logprobs and the update for one iteration's groups.
+
+        Deliveries decoded as columns (a Redis queue) go straight to rows
+        (:func:`build_rows_from_columns`, no records); others (in-process queue) through records.
+        """
         config = self.config
-        metrics = rollout_metrics(groups)
-        versions = [g.policy_version for g in groups if g.policy_version is not None]
+        columns = [d.columns for d in deliveries if isinstance(d, Delivery) and d.columns is not None]
+        if len(columns) == len(deliveries):
+            metrics = column_metrics(columns)
+            versions = [c.policy_version for c in columns if c.policy_version is not None]
+            built = await asyncio.to_thread(
+                build_rows_from_columns,
+                columns,
+                pad_token_id=self.tokenizer.pad_token_id,
+                max_prompt_tokens=config.rollout.max_prompt_tokens,
+            )
+        else:
+            groups = [d.group if isinstance(d, Delivery) else d for d in deliveries]
+            metrics = rollout_metrics(groups)
+            versions = [g.policy_version for g in groups if g.policy_version is not None]
+            built = build_rows(
+                groups,
+                pad_token_id=self.tokenizer.pad_token_id,
+                max_prompt_tokens=config.rollout.max_prompt_tokens,
+            )
         if versions:
             lag = [self.state.policy_version - v for v in versions]
             metrics["staleness/mean"] = float(np.mean(lag))
             metrics["staleness/max"] = float(max(lag))
-        built = build_rows(
-            groups,
-            pad_token_id=self.tokenizer.pad_token_id,
-            max_prompt_tokens=config.rollout.max_prompt_tokens,
-        )
         rows = built.rows
         advantages = compute_advantages(built.steps, config.algo, config=self.advantage_config)
         rows.advantages = torch.as_tensor(advantages[built.kept] * self._sign, dtype=torch.float32)

@@ -17,6 +17,8 @@ Parts:
   the slowest call of the batch) against envhub's independent groups. Goal: ≥ 1.5× faster.
 * ``crash`` — steps re-done after a SIGKILL of the rollout service mid-job (needs Redis and the
   queue package's journal; skipped when absent).
+* ``chaos`` — 20 jobs (2 with ``--quick``) under SIGKILL/SIGTERM restarts of the service, consumer
+  kills and a Redis restart, counted on the raw stream (``bench/rollout_chaos.py``; not in ``all``).
 """
 
 from __future__ import annotations
@@ -486,17 +488,39 @@ def part_crash(repeats: int, redis_url: str = "redis://127.0.0.1:6379/0") -> lis
     return rows
 
 
+def _print_rows(console: Console, part: str, rows: list[dict[str, Any]]) -> None:
+    table = Table(title=f"rollout: {part}")
+    keys = list(dict.fromkeys(k for r in rows for k in r if k != "part"))
+    for key in keys:
+        table.add_column(key, justify="right")
+    for r in rows:
+        table.add_row(*(str(r.get(k, "")) for k in keys))
+    console.print(table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--part", choices=["overhead", "tiny", "lockstep", "crash", "all"], default="all")
+    parser.add_argument(
+        "--part", choices=["overhead", "tiny", "lockstep", "crash", "chaos", "all"], default="all"
+    )
     parser.add_argument("--groups", type=int, default=16)
     parser.add_argument("--group-size", type=int, default=8)
     parser.add_argument("--median-ms", type=float, default=20.0, help="Median injected policy latency.")
     parser.add_argument("--alpha", type=float, default=1.5, help="Pareto tail index of the latency.")
     parser.add_argument("--repeats", type=int, default=5)
+    if "--quick" in sys.argv:  # chaos only (the other parts take their own sizes)
+        sys.argv.remove("--quick")
+        quick = True
+    else:
+        quick = False
     args = parser.parse_args()
+    if args.part == "chaos":
+        from rollout_chaos import part_chaos
+
+        _print_rows(Console(width=200), "chaos", chaos := part_chaos(quick))
+        sys.exit(0 if all(r["ok"] for r in chaos) else 1)
     parts = ["overhead", "tiny", "lockstep", "crash"] if args.part == "all" else [args.part]
     rows: list[dict[str, Any]] = []
     for part in parts:

@@ -379,9 +379,15 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--consumer", required=True, help="(internal) run one consumer process")
-    parser.add_argument("--redis-url", required=True)
-    parser.add_argument("--stream", required=True)
-    parser.add_argument("--used", required=True)
+    parser.add_argument("--quick", action="store_true", help="2 jobs instead of 20 (no JSON written)")
+    parser.add_argument("--consumer", help="(internal) run one consumer process of the chaos run")
+    parser.add_argument("--redis-url")
+    parser.add_argument("--stream")
+    parser.add_argument("--used")
     args = parser.parse_args()
-    consume(args.consumer, args.redis_url, args.stream, Path(args.used))
+    if args.consumer:
+        consume(args.consumer, args.redis_url, args.stream, Path(args.used))
+    else:
+        rows = part_chaos(args.quick)
+        print(json.dumps(rows, indent=2))
+        sys.exit(0 if all(r["ok"] for r in rows) else 1)

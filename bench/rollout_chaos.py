@@ -321,7 +321,7 @@ def run_chaos(jobs: int, *, tasks: int = 6, group_size: int = 2, seed: int = 0) 
             for c in consumers:
                 c.stop()
             service.stop()
-    entries = client.xrange(stream, "-", "+")
+    entries: list[Any] = list(client.xrange(stream, "-", "+") or [])  # type: ignore[arg-type]
     by_slot: Counter[tuple[str, str]] = Counter()
     stream_uids: Counter[str] = Counter()
     for _, fields in entries:

@@ -18,6 +18,8 @@ Parts:
   of every group waits for the slowest call of the batch) against envhub's independent groups.
 * ``crash`` — steps re-done after a SIGKILL of the rollout service mid-job (needs Redis and the
   queue package's journal; skipped when absent).
+* ``chaos`` — 20 jobs (2 with ``--quick``) under SIGKILL/SIGTERM restarts of the service, consumer
+  kills and a Redis restart, counted on the raw stream (``bench/rollout_chaos.py``; not in ``all``).
 """
 
 from __future__ import annotations
@@ -488,11 +490,23 @@ def part_crash(repeats: int, redis_url: str = "redis://127.0.0.1:6379/0") -> lis
     return rows
 
 
+def _print_rows(console: Console, part: str, rows: list[dict[str, Any]]) -> None:
+    table = Table(title=f"rollout: {part}")
+    keys = list(dict.fromkeys(k for r in rows for k in r if k != "part"))
+    for key in keys:
+        table.add_column(key, justify="right")
+    for r in rows:
+        table.add_row(*(str(r.get(k, "")) for k in keys))
+    console.print(table)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--part", choices=["overhead", "tiny", "lockstep", "crash", "all"], default="all")
+    parser.add_argument(
+        "--part", choices=["overhead", "tiny", "lockstep", "crash", "chaos", "all"], default="all"
+    )
     parser.add_argument("--groups", type=int, default=16)
     parser.add_argument("--group-size", type=int, default=8)
     parser.add_argument("--median-ms", type=float, default=20.0, help="Median injected policy latency.")
@@ -501,10 +515,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="smoke run: 2 groups of 2, one repeat, TimeSeries only, no tiny model, one crash run",
+        help="smoke run: 2 groups of 2, one repeat, TimeSeries only, no tiny model, one crash run; "
+        "with --part chaos, 2 jobs",
     )
     args = parser.parse_args(argv)
     started = machine()
+    if args.part == "chaos":
+        from rollout_chaos import part_chaos
+
+        _print_rows(Console(width=200), "chaos", chaos := part_chaos(args.quick))
+        sys.exit(0 if all(r["ok"] for r in chaos) else 1)
     if args.quick:
         args.groups, args.group_size, args.repeats = 2, 2, 1
     parts = ["overhead", "tiny", "lockstep", "crash"] if args.part == "all" else [args.part]

@@ -36,6 +36,7 @@ from envhub.rollout.replicas import expand_replicas
 
 __all__ = [
     "POLICY_API_KEY_ENV",
+    "STREAM_PATTERN",
     "CountBeyondSplitError",
     "EnvNotServedError",
     "InvalidJobError",
@@ -124,6 +125,10 @@ class UrlNotAllowedError(JobRejectedError):
     """An env or policy URL whose host is not on the service's allow-list."""
 
     code = "URL_NOT_ALLOWED"
+
+
+#: What a job's ``stream`` may be: a plain Redis key.
+STREAM_PATTERN = r"^[A-Za-z0-9_.:-]{1,200}$"
 
 
 class _Strict(BaseModel):
@@ -229,6 +234,19 @@ class RolloutRequest(_Strict):
     seed: int = Field(default=0, ge=0)
     trajectory_mode: bool = Field(
         default=False, description="Also build one token sequence per episode (needs policy.tokenizer)."
+    )
+    stream: str | None = Field(
+        default=None,
+        pattern=STREAM_PATTERN,
+        description="The Redis stream the job publishes to (letters, digits and ._:-); default: the "
+        "service's ENVHUB_STREAM. A trainer sends its own (rollout.queue_stream).",
+    )
+    run: str = Field(
+        default="",
+        pattern=r"^[A-Za-z0-9_.:-]{0,128}$",
+        description="A label written on every stream entry's `run` field (a trainer run). Back-pressure "
+        "counts the run's consumer group, trainers:<run> (trainers when empty), which is the group "
+        "the trainer of that run reads with, taking only its run's entries.",
     )
 
     @model_validator(mode="after")

@@ -26,7 +26,7 @@ import logging
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import FrameType
@@ -45,6 +45,7 @@ from envhub.core.wire import RolloutJobCreated, RolloutJobList, RolloutJobProgre
 from envhub.rollout.engine import JobAborted, JournalLike, ResumePoint, RolloutEngine, RolloutReport
 from envhub.rollout.failures import classify
 from envhub.rollout.jobs import (
+    InvalidJobError,
     NotRegisteredError,
     RolloutRequest,
     UrlNotAllowedError,
@@ -56,6 +57,7 @@ from envhub.rollout.jobs import (
 )
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
+from envhub.rollout.queue.settings import QueueSettings, run_group
 from envhub.server.errors import install_error_handler
 
 __all__ = [
@@ -491,6 +493,12 @@ class JobManager:
         retention_s: finished jobs (and their journal keys) are pruned after this.
         registry: the scripted policies and projections requests may name.
         allow: the hosts env and policy URLs may name.
+        channels: ``channels(stream, run) -> (queue, journal)``: where a job naming its stream
+            and run publishes (a queue writing ``run`` on its entries, counting back-pressure
+            on the run's consumer group, and a journal committing to it). None: every job
+            uses ``queue`` and ``journal``.
+        reserved_prefixes: key prefixes a job's ``stream`` may not start with (the journal's,
+            the leases').
     """
 
     def __init__(
@@ -505,9 +513,14 @@ class JobManager:
         retention_s: float = 7 * 86400.0,
         registry: Registry | None = None,
         allow: UrlAllowList | None = None,
+        channels: Callable[[str | None, str], tuple[GroupQueue, ServiceJournal | None]] | None = None,
+        reserved_prefixes: Sequence[str] = (),
     ) -> None:
         self.queue = queue
         self.journal = journal
+        self.channels = channels
+        self.reserved_prefixes = tuple(reserved_prefixes)
+        self._channels: dict[tuple[str | None, str], tuple[GroupQueue, ServiceJournal | None]] = {}
         self.metrics = metrics
         self.jobs: dict[str, Job] = {}
         self.leases: Leases = leases or LocalLeases()
@@ -519,6 +532,15 @@ class JobManager:
         self.accepting = True
         self._slots = asyncio.Semaphore(max_jobs)
         self._background: list[asyncio.Task[None]] = []
+
+    def channel(self, request: RolloutRequest) -> tuple[GroupQueue, ServiceJournal | None]:
+        """The queue and journal of ``request``'s stream and run (the service's own by default)."""
+        if self.channels is None or (request.stream is None and not request.run):
+            return self.queue, self.journal
+        key = (request.stream, request.run)
+        if key not in self._channels:
+            self._channels[key] = self.channels(request.stream, request.run)
+        return self._channels[key]
 
     def get(self, job_id: str) -> Job:
         job = self.jobs.get(job_id)
@@ -535,6 +557,12 @@ class JobManager:
         """
         for url in request.env_urls:
             self.allow.check(url, what="env")
+        if request.stream is not None and request.stream.startswith(self.reserved_prefixes):
+            raise InvalidJobError(
+                f"stream {request.stream!r} is under a key prefix the service keeps for itself "
+                f"({', '.join(self.reserved_prefixes)}); name another stream, e.g. envhub:groups:<run>.",
+                stream=request.stream,
+            )
         update: dict[str, Any] = {}
         if isinstance(request.policy, str):
             update["policy"] = self.registry.scripted_path(request.policy)
@@ -597,12 +625,13 @@ class JobManager:
             def keep(engine: RolloutEngine) -> None:
                 job.engine = engine
 
+            queue, journal = self.channel(job.request)
             try:
                 await run_job(
                     job.request,
                     job_id=job.job_id,
-                    queue=self.queue,
-                    journal=self.journal,
+                    queue=queue,
+                    journal=journal,
                     metrics=self.metrics,
                     on_engine=keep,
                     done_slots=sorted(done_slots),
@@ -697,8 +726,9 @@ class JobManager:
         if not await self.leases.acquire(job_id):
             raise JobNotRetryableError(f"Job {job_id!r} is held by another service instance.", job_id=job_id)
         await self.journal.finish_job(job_id, "running")
-        done = await self.journal.done_slots(job_id)
-        points = await self.journal.open_groups(job_id)
+        journal = self.channel(job.request)[1] or self.journal
+        done = await journal.done_slots(job_id)  # parked groups go to the job's own stream
+        points = await journal.open_groups(job_id)
         job.engine = None
         self._start(job, done_slots=done, resume=points)
         return job
@@ -719,8 +749,9 @@ class JobManager:
                 continue
             if not await self.leases.acquire(job_id):
                 continue  # another instance steps it; adopt it if its lease lapses
-            done = await self.journal.done_slots(job_id)
-            points = await self.journal.open_groups(job_id)
+            journal = self.channel(request)[1] or self.journal
+            done = await journal.done_slots(job_id)  # parked groups go to the job's own stream
+            points = await journal.open_groups(job_id)
             job = Job(job_id=job_id, request=request, env_id=request.env_id)
             _log.info("resuming job %s: %d groups done, %d in flight", job_id, len(done), len(points))
             self.counters.jobs_resumed += 1
@@ -954,11 +985,52 @@ def _default_queue(settings: RolloutServiceSettings) -> tuple[GroupQueue, Servic
     if settings.redis_url:
         from envhub.rollout.queue.redis import RedisQueue
 
-        queue = RedisQueue(settings.redis_url, stream=settings.stream, consumer="rollout-service")
+        q = QueueSettings()
+        queue = RedisQueue(
+            settings.redis_url,
+            stream=settings.stream,
+            consumer="rollout-service",
+            max_lag=q.max_lag,
+            claim_idle_ms=q.lease_ms,
+        )
         return queue, EngineJournal(RedisJournal(queue, prefix=f"{settings.stream}:journal"), queue)
     # In-process, the journal only guards against publishing a slot twice (it dies with us).
     memory = MemoryQueue()
     return memory, EngineJournal(MemoryJournal(), memory)
+
+
+def _job_channels(
+    settings: RolloutServiceSettings, queue: GroupQueue
+) -> Callable[[str | None, str], tuple[GroupQueue, ServiceJournal]] | None:
+    """Per (stream, run): a RedisQueue on the service's connection and a journal committing to it.
+
+    The journal keys stay under the service's ``<ENVHUB_STREAM>:journal`` (one journal per service,
+    whatever stream a job publishes to), so a restart finds every job.
+    """
+    from envhub.rollout.journaling import EngineJournal
+    from envhub.rollout.queue.journal import RedisJournal
+    from envhub.rollout.queue.redis import RedisQueue
+
+    if not settings.redis_url or not isinstance(queue, RedisQueue):
+        return None
+    base = queue
+
+    def make(stream: str | None, run: str) -> tuple[GroupQueue, ServiceJournal]:
+        q = QueueSettings()
+        job_queue = RedisQueue(
+            base.url,
+            stream=stream or settings.stream,
+            group=run_group(run),
+            consumer="rollout-service",
+            run=run,
+            max_lag=q.max_lag,
+            claim_idle_ms=q.lease_ms,
+            client=base.client,
+        )
+        journal = RedisJournal(job_queue, prefix=f"{settings.stream}:journal")
+        return job_queue, EngineJournal(journal, job_queue)
+
+    return make
 
 
 def _build_manager(
@@ -981,13 +1053,22 @@ def _build_manager(
         retention_s=settings.retention_s,
         registry=Registry(settings.scripted_policies, settings.projections),
         allow=UrlAllowList(settings.allowed_hosts, settings.env_urls),
+        reserved_prefixes=(f"{settings.stream}:journal", f"{settings.stream}:lease"),
     )
+
+    def count() -> None:
+        manager.counters.redis_retries += 1
+
     if journal is not None:
-
-        def count() -> None:
-            manager.counters.redis_retries += 1
-
         manager.journal = RetryingJournal(journal, budget_s=settings.redis_retry_s, on_retry=count)
+    channels = _job_channels(settings, queue)
+    if channels is not None and journal is not None:
+
+        def retrying(stream: str | None, run: str) -> tuple[GroupQueue, ServiceJournal | None]:
+            job_queue, job_journal = channels(stream, run)
+            return job_queue, RetryingJournal(job_journal, budget_s=settings.redis_retry_s, on_retry=count)
+
+        manager.channels = retrying
     return manager
 
 

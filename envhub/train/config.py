@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError
 
@@ -32,6 +33,7 @@ __all__ = [
     "RolloutSettings",
     "Strategy",
     "TrainConfig",
+    "TrainerCredentials",
     "ValidationSettings",
     "load_config",
     "parse_override",
@@ -40,6 +42,23 @@ __all__ = [
 Algo = Literal["grpo", "gigpo", "hgpo"]
 #: Data parallelism under torchrun (``envhub.train.parallel``).
 Strategy = Literal["ddp", "fsdp2"]
+
+
+class TrainerCredentials(BaseSettings):
+    """The trainer's secrets, from the environment only (never in a recipe or ``config.json``).
+
+    ``ENVHUB_ENV_TOKEN``: the env servers' bearer token; ``ENVHUB_ROLLOUT_TOKEN``: the rollout
+    service's (its ``ENVHUB_TOKEN``); ``ENVHUB_POLICY_API_KEY``: the policy server's key (vLLM
+    ``--api-key``). The names are those ``deploy/k8s/trainer.yaml`` sets from its Secrets.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ENVHUB_", extra="ignore")
+
+    env_token: str | None = Field(default=None, description="Bearer token of the env servers.")
+    rollout_token: str | None = Field(default=None, description="Bearer token of the rollout service.")
+    policy_api_key: str | None = Field(
+        default=None, description="Key of the OpenAI-compatible policy server."
+    )
 
 
 class _Strict(BaseModel):
@@ -166,7 +185,16 @@ class RolloutSettings(_Strict):
     )
     queue: str = Field(default="memory", description="'memory', or a redis:// URL for finished groups.")
     queue_stream: str = Field(
-        default="envhub:groups", description="The Redis stream (the rollout service's ENVHUB_STREAM)."
+        default="envhub:groups",
+        description="The Redis stream finished groups go to; the trainer sends it with each rollout-service "
+        "job. Several trainer runs may share it: each takes only its own run's groups.",
+    )
+    run: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_.:-]{1,128}$",
+        description="This run's label on the queue (each entry's `run` field; the trainer reads through "
+        "consumer group trainers:<run> and takes only these). Default: the run directory's name and a "
+        "hash of its path (stable across restarts, different for two runs).",
     )
     max_batch: int = Field(default=64, ge=1, description="In-process generation: sequences per forward pass.")
 

@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
+import os
+import re
 import time
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from envhub.core.errors import ConfigurationError, EnvhubError
@@ -29,22 +33,42 @@ from envhub.policy.base import PolicyBackend, SamplingParams
 from envhub.rollout.context import ContextConfig
 from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
+from envhub.rollout.jobs import RolloutRequest
 from envhub.rollout.queue.base import GroupQueue
 from envhub.rollout.queue.memory import MemoryQueue
-from envhub.rollout.queue.settings import QueueSettings
+from envhub.rollout.queue.settings import QueueSettings, run_group
 from envhub.rollout.replicas import expand_replicas
 from envhub.train.config import RolloutSettings
 
 __all__ = [
     "EngineRollouts",
+    "MissingCredentialsError",
     "RolloutSource",
     "ServiceRollouts",
     "build_env_pool",
     "check_ack_interval",
     "in_process_sampler_factory",
     "new_run_id",
+    "run_label",
     "trainer_queue",
 ]
+
+
+class MissingCredentialsError(EnvhubError):
+    """A server refused the trainer (HTTP 401/403): the message names the setting that holds its secret."""
+
+    code = "UNAUTHORIZED"
+    status_code = 401
+
+
+def refused(what: str, url: str, setting: str) -> MissingCredentialsError:
+    """The error for ``what`` at ``url`` refusing the trainer; ``setting`` is where its secret goes."""
+    return MissingCredentialsError(
+        f"The {what} at {url} refused the trainer (missing or wrong credentials); set {setting} in the "
+        "trainer's environment to the secret it was started with.",
+        url=url,
+        setting=setting,
+    )
 
 
 def check_ack_interval(
@@ -76,10 +100,15 @@ def check_ack_interval(
 def trainer_queue(
     url: str, *, stream: str, consumer: str, run: str, groups_per_iteration: int, settings: QueueSettings
 ) -> GroupQueue:
-    """The trainer's queue: in-process (``"memory"``) or a Redis stream read by group ``trainers``.
+    """The trainer's queue: in-process (``"memory"``) or a Redis stream.
 
-    The producer side (in-process rollouts) writes ``run`` on each entry; back-pressure and
-    leases come from ``settings`` (``ENVHUB_QUEUE_*``).
+    On Redis the trainer reads through its run's own consumer group (``trainers:<run>``,
+    :func:`~envhub.rollout.queue.settings.run_group`) and takes only entries labelled ``run``:
+    two trainer runs on one stream (one rollout service) never take each other's groups, and
+    what one skips stays for the other. The producer side (in-process rollouts, or the rollout
+    service's jobs, which the trainer sends ``run``) writes ``run`` on each entry and counts
+    back-pressure on that group; back-pressure and leases come from ``settings``
+    (``ENVHUB_QUEUE_*``).
     """
     if url == "memory":
         return MemoryQueue(max_lag=max(4 * groups_per_iteration, 64), claim_idle_ms=settings.lease_ms)
@@ -89,8 +118,11 @@ def trainer_queue(
         return RedisQueue(
             url,
             stream=stream,
+            group=run_group(run),
             consumer=consumer,
             run=run,
+            runs={run} if run else None,
+            columns=True,  # the trainer decodes straight to rows; records only where needed
             max_lag=settings.max_lag,
             max_unacked=settings.max_unacked,
             claim_idle_ms=settings.lease_ms,
@@ -124,11 +156,11 @@ class RolloutSource(Protocol):
     async def aclose(self) -> None: ...
 
 
-def build_env_pool(env_id: str, settings: RolloutSettings) -> EnvPool:
-    """In-process envs, or the env servers of ``settings.envs``."""
+def build_env_pool(env_id: str, settings: RolloutSettings, *, token: str | None = None) -> EnvPool:
+    """In-process envs, or the env servers of ``settings.envs`` (with bearer ``token``)."""
     if settings.envs:
         urls = expand_replicas(settings.envs) if settings.resolve_replicas else settings.envs
-        return RemoteEnvPool(urls, env_id=env_id)
+        return RemoteEnvPool(urls, env_id=env_id, token=token)
     import envhub
 
     return InProcessEnvPool(lambda **kw: envhub.make(env_id, **kw), env_id=env_id)
@@ -260,6 +292,12 @@ class ServiceRollouts:
         policy_url: the served policy's base URL, as the service reaches it.
         tokenizer: the policy's tokenizer directory, as the service reaches it.
         weight_sync: pushes weights into the served policy.
+        service_token: the rollout service's bearer token (``ENVHUB_ROLLOUT_TOKEN``).
+        stream: the Redis stream the jobs publish to (the trainer's ``rollout.queue_stream``).
+        run: the trainer run's label, written on every entry; the trainer takes only these.
+        env_token: the env servers' bearer token (``ENVHUB_ENV_TOKEN``), passed on to the jobs.
+        policy_api_key: the policy server's key (``ENVHUB_POLICY_API_KEY``), passed on to the jobs
+            (the service never saves it).
     """
 
     def __init__(
@@ -274,6 +312,10 @@ class ServiceRollouts:
         model_name: str = "policy",
         poll_s: float = 0.5,
         service_token: str | None = None,
+        stream: str | None = None,
+        run: str = "",
+        env_token: str | None = None,
+        policy_api_key: str | None = None,
     ) -> None:
         from envhub.client import AsyncRolloutClient
 
@@ -286,6 +328,8 @@ class ServiceRollouts:
         self.policy_url, self.tokenizer, self.model_name = policy_url, tokenizer, model_name
         self._sync = weight_sync
         self._poll_s = poll_s
+        self.stream, self.run = stream, run
+        self._env_token, self._policy_key = env_token, policy_api_key
         self._client = AsyncRolloutClient(self.service_url, token=service_token, timeout_s=30.0)
 
     async def play(
@@ -299,6 +343,39 @@ class ServiceRollouts:
     ) -> int:
         if queue is not None:
             raise ConfigurationError("A rollout service publishes to its own Redis stream only.")
+        from envhub.core.errors import UnauthorizedError
+
+        try:
+            created = await self._client.submit(
+                self.request(tasks, version=version, sampling=sampling, group_size=group_size)
+            )
+        except UnauthorizedError as exc:
+            raise refused("rollout service", self.service_url, "ENVHUB_ROLLOUT_TOKEN") from exc
+        final = await self._client.wait(created.job_id, poll_s=self._poll_s)
+        if final.status != "done":
+            raise EnvhubError(
+                f"Rollout job {created.job_id} ended {final.status}: {final.error}",
+                job_id=created.job_id,
+                status=final.status,
+            )
+        return final.published
+
+    def request(
+        self,
+        tasks: Sequence[GroupTask],
+        *,
+        version: int,
+        sampling: SamplingParams,
+        group_size: int | None = None,
+    ) -> RolloutRequest:
+        """The job the service plays for ``tasks``: on this run's stream, labelled with its run."""
+        policy: dict[str, Any] = {
+            "base_url": self.policy_url,
+            "model": self.model_name,
+            "tokenizer": self.tokenizer,
+        }
+        if self._policy_key:
+            policy["api_key"] = self._policy_key
         body = {
             "env_urls": self.settings.envs,
             "resolve_replicas": self.settings.resolve_replicas,
@@ -315,7 +392,7 @@ class ServiceRollouts:
                 "max_tokens": sampling.max_tokens,
                 "seed": sampling.seed,
             },
-            "policy": {"base_url": self.policy_url, "model": self.model_name, "tokenizer": self.tokenizer},
+            "policy": policy,
             "policy_version": version,
             "context": {
                 "history_length": self.settings.history_length,
@@ -323,16 +400,11 @@ class ServiceRollouts:
             },
             "max_concurrent_groups": self.settings.max_concurrent_groups,
             "seed": tasks[0].seed if tasks else 0,
+            "stream": self.stream,
+            "run": self.run,
+            "env_token": self._env_token,
         }
-        created = await self._client.submit(body)  # typed 4xx errors (422 codes) raise here
-        final = await self._client.wait(created.job_id, poll_s=self._poll_s)
-        if final.status != "done":
-            raise EnvhubError(
-                f"Rollout job {created.job_id} ended {final.status}: {final.error}",
-                job_id=created.job_id,
-                status=final.status,
-            )
-        return final.published
+        return RolloutRequest.model_validate(body)
 
     async def push_weights(self, model: Any, version: int) -> dict[str, float]:
         start = time.perf_counter()
@@ -370,3 +442,14 @@ def _unwrap(model: Any) -> Any:
 
 def new_run_id() -> str:
     return uuid.uuid4().hex[:8]
+
+
+def run_label(run_dir: str | os.PathLike[str]) -> str:
+    """A trainer run's queue label from its run directory: ``<dir name>-<hash of its path>``.
+
+    Stable across restarts of the run (a resumed trainer takes back its unacked groups) and
+    different for two runs in two directories, so two trainers never share a label by default.
+    """
+    path = Path(run_dir).resolve()
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", path.name)[:64] or "run"
+    return f"{name}-{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"

@@ -39,13 +39,14 @@ import numpy as np
 import torch
 
 from envhub.algos import compute_advantages, default_config
-from envhub.core.errors import ConfigurationError
+from envhub.core.errors import ConfigurationError, UnauthorizedError
 from envhub.core.records import Group
 from envhub.envs import resolve
 from envhub.eval.report import metrics_from_groups
 from envhub.policy.base import SamplingParams
 from envhub.rollout.engine import GroupTask
 from envhub.rollout.queue.base import Delivery, GroupQueue
+from envhub.rollout.queue.codec import GroupColumns
 from envhub.rollout.queue.memory import MemoryQueue
 from envhub.rollout.queue.settings import QueueSettings
 from envhub.train.checkpoint import (
@@ -55,7 +56,7 @@ from envhub.train.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from envhub.train.config import TrainConfig
+from envhub.train.config import TrainConfig, TrainerCredentials
 from envhub.train.learner import Learner, resolve_device
 from envhub.train.parallel import (
     all_reduce_floats,
@@ -72,9 +73,11 @@ from envhub.train.rollouts import (
     check_ack_interval,
     in_process_sampler_factory,
     new_run_id,
+    refused,
+    run_label,
     trainer_queue,
 )
-from envhub.train.rows import build_rows
+from envhub.train.rows import build_rows, build_rows_from_columns
 from envhub.train.schedule import TaskSchedule
 from envhub.train.tracking import MetricsLogger, write_groups
 
@@ -205,6 +208,25 @@ def rollout_metrics(groups: Sequence[Group]) -> dict[str, float]:
     return out
 
 
+def _records(deliveries: Sequence[Delivery]) -> list[Group]:
+    return [d.group for d in deliveries]
+
+
+def column_metrics(groups: Sequence[GroupColumns]) -> dict[str, float]:
+    """:func:`rollout_metrics` from columns (per task type only from records: see ``_train_on``)."""
+    if not groups or not any(len(g.episode_return) for g in groups):
+        return {}
+    returns = np.concatenate([g.episode_return for g in groups])
+    valid = np.concatenate([g.is_action_valid for g in groups])
+    return {
+        "rollout/reward": float(returns.mean()),
+        "rollout/success": float(np.concatenate([g.won for g in groups]).mean()),
+        "rollout/episode_length": float(np.concatenate([g.length for g in groups]).mean()),
+        "rollout/episodes": float(len(returns)),
+        "rollout/valid_action": float(valid.mean()) if len(valid) else 0.0,
+    }
+
+
 class Trainer:
     """One training run (see the module docstring).
 
@@ -266,6 +288,10 @@ class Trainer:
         self.advantage_config = default_config(config.algo, self.spec, **config.advantage)
         self.state = TrainerState(iteration=0, policy_version=0, schedule_position=0)
         self.run_id = f"{new_run_id()}-r{self.dist.rank}"
+        # The run's label on the queue (stable across restarts of the run, shared by its ranks):
+        # the trainer takes only groups labelled with it, through its own consumer group.
+        self.run_label = config.rollout.run or run_label(self.run_dir)
+        self.credentials = TrainerCredentials()  # ENVHUB_ENV_TOKEN, _ROLLOUT_TOKEN, _POLICY_API_KEY
         self.sampling = SamplingParams(
             temperature=config.rollout.temperature,
             top_p=config.rollout.top_p,
@@ -284,7 +310,7 @@ class Trainer:
             self.config.rollout.queue,
             stream=self.config.rollout.queue_stream,
             consumer=f"trainer-{self.dist.rank}",
-            run=self.run_id,
+            run=self.run_label,
             groups_per_iteration=self.config.rollout.batch_tasks,
             settings=settings,
         )
@@ -304,15 +330,21 @@ class Trainer:
         from envhub.train.weight_sync import DiskVllmSync
 
         assert settings.policy_url is not None
-        return DiskVllmSync(settings.policy_url, self.run_dir / "weights")
+        return DiskVllmSync(
+            settings.policy_url, self.run_dir / "weights", api_key=self.credentials.policy_api_key
+        )
 
     async def _served_model_name(self) -> str:
         import httpx
 
         assert self.config.rollout.policy_url is not None
         url = self.config.rollout.policy_url.rstrip("/").removesuffix("/v1") + "/v1/models"
+        key = self.credentials.policy_api_key
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
         async with httpx.AsyncClient(timeout=10.0) as client:
-            reply = await client.get(url)
+            reply = await client.get(url, headers=headers)
+        if reply.status_code in (401, 403):
+            raise refused("policy server", self.config.rollout.policy_url, "ENVHUB_POLICY_API_KEY")
         reply.raise_for_status()
         return str(reply.json()["data"][0]["id"])
 
@@ -328,8 +360,13 @@ class Trainer:
                 tokenizer=self.config.model.path,
                 weight_sync=self._weight_sync(),
                 model_name=await self._served_model_name(),
+                stream=settings.queue_stream,
+                run=self.run_label,
+                service_token=self.credentials.rollout_token,
+                env_token=self.credentials.env_token,
+                policy_api_key=self.credentials.policy_api_key,
             )
-        envs = build_env_pool(self.env_id, settings)
+        envs = build_env_pool(self.env_id, settings, token=self.credentials.env_token)
         if settings.generation == "transformers":
             factory = in_process_sampler_factory(
                 self.config.model.path, device=str(self.device), max_batch=settings.max_batch
@@ -344,6 +381,7 @@ class Trainer:
             base_url=settings.policy_url,
             model=await self._served_model_name(),
             tokenizer_path=self.config.model.path,
+            api_key=self.credentials.policy_api_key,
         )
         return EngineRollouts(
             envs=envs,
@@ -365,9 +403,11 @@ class Trainer:
         )
 
     async def _task_ids(self, split: str) -> list[str]:
-        pool = build_env_pool(self.env_id, self.config.rollout)
+        pool = build_env_pool(self.env_id, self.config.rollout, token=self.credentials.env_token)
         try:
             return await pool.task_ids(split, None)
+        except UnauthorizedError as exc:
+            raise refused("env server", ", ".join(self.config.rollout.envs), "ENVHUB_ENV_TOKEN") from exc
         finally:
             await pool.aclose()
 
@@ -483,13 +523,16 @@ class Trainer:
                 t0 = time.perf_counter()
                 deliveries = await self._take(queue, batch, failures)
                 rollout_s = time.perf_counter() - t0
-                metrics = await self._train_on([d.group for d in deliveries])
+                metrics = await self._train_on(deliveries)
                 self.state.iteration += 1
-                if config.output.save_groups:
-                    groups = [d.group for d in deliveries]
+                if config.output.save_groups:  # the viewer reads records: decode them (once) here
+                    groups = await asyncio.to_thread(_records, deliveries)
                     write_groups(self.run_dir, self.state.iteration, groups, rank=self.dist.rank)
+                    metrics.update(
+                        {k: v for k, v in rollout_metrics(groups).items() if k.startswith("rollout/success/")}
+                    )
                 self.state.consumed_groups += len(deliveries)
-                self.state.consumed_uids.extend(d.group.uid for d in deliveries)
+                self.state.consumed_uids.extend(d.uid for d in deliveries)
                 sync = await source.push_weights(self._full_model(), self.state.policy_version + 1)
                 self.state.policy_version += 1
                 unacked.extend(deliveries)
@@ -545,30 +588,49 @@ class Trainer:
             if failures:
                 raise failures[0]
             for d in await queue.get(count - len(got), timeout_s=0.2):
-                if d.group.uid in used:  # trained on before a crash: acknowledge, never reuse
+                if d.uid in used:  # trained on before a crash: acknowledge, never reuse
                     await queue.ack([d])
                     continue
-                used.add(d.group.uid)
+                used.add(d.uid)
                 got.append(d)
         return got
 
-    async def _train_on(self, groups: list[Group]) -> dict[str, float]:
-        """Advantages, old/ref logprobs and the update for one iteration's groups."""
+    async def _train_on(self, deliveries: Sequence[Delivery | Group]) -> dict[str, float]:
+        """Advantages, old/ref logprobs and the update for one iteration's groups.
+
+        Deliveries decoded as columns (a Redis queue) go straight to rows
+        (:func:`build_rows_from_columns`, no records); others (in-process queue) through records.
+        """
         config = self.config
-        metrics = rollout_metrics(groups)
-        versions = [g.policy_version for g in groups if g.policy_version is not None]
+        columns = [d.columns for d in deliveries if isinstance(d, Delivery) and d.columns is not None]
+        if len(columns) == len(deliveries):
+            metrics = column_metrics(columns)
+            versions = [c.policy_version for c in columns if c.policy_version is not None]
+            built = await asyncio.to_thread(
+                build_rows_from_columns,
+                columns,
+                pad_token_id=self.tokenizer.pad_token_id,
+                max_prompt_tokens=config.rollout.max_prompt_tokens,
+                max_response_tokens=config.rollout.max_response_tokens,
+                overlong=config.rollout.overlong,
+                overlong_penalty=config.rollout.overlong_penalty,
+            )
+        else:
+            groups = [d.group if isinstance(d, Delivery) else d for d in deliveries]
+            metrics = rollout_metrics(groups)
+            versions = [g.policy_version for g in groups if g.policy_version is not None]
+            built = build_rows(
+                groups,
+                pad_token_id=self.tokenizer.pad_token_id,
+                max_prompt_tokens=config.rollout.max_prompt_tokens,
+                max_response_tokens=config.rollout.max_response_tokens,
+                overlong=config.rollout.overlong,
+                overlong_penalty=config.rollout.overlong_penalty,
+            )
         if versions:
             lag = [self.state.policy_version - v for v in versions]
             metrics["staleness/mean"] = float(np.mean(lag))
             metrics["staleness/max"] = float(max(lag))
-        built = build_rows(
-            groups,
-            pad_token_id=self.tokenizer.pad_token_id,
-            max_prompt_tokens=config.rollout.max_prompt_tokens,
-            max_response_tokens=config.rollout.max_response_tokens,
-            overlong=config.rollout.overlong,
-            overlong_penalty=config.rollout.overlong_penalty,
-        )
         rows = built.rows
         advantages = compute_advantages(built.steps, config.algo, config=self.advantage_config)
         rows.advantages = torch.as_tensor(advantages[built.kept] * self._sign, dtype=torch.float32)

@@ -71,6 +71,7 @@ class DiskVllmSync:
         weights_dir: where the weights are written; the server must read the same path.
         server_weights_dir: that directory as the server sees it, when it differs (containers).
         timeout_s: time allowed for each request (the reload itself included).
+        api_key: the server's key (vLLM ``--api-key``), sent as a bearer token.
     """
 
     def __init__(
@@ -80,11 +81,13 @@ class DiskVllmSync:
         *,
         server_weights_dir: str | None = None,
         timeout_s: float = 600.0,
+        api_key: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/").removesuffix("/v1")
         self.weights_dir = Path(weights_dir)
         self.server_weights_dir = server_weights_dir
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s, headers=headers)
 
     async def _post(self, path: str, **kwargs: Any) -> httpx.Response:
         try:

@@ -98,7 +98,9 @@ def test_the_trainer_consumes_what_the_rollout_service_publishes_and_pushes_weig
             assert row["rows/count"] > 0 and row["rows/inexact"] == 0  # vLLM's own token ids
 
         client = redis.Redis.from_url(REDIS, decode_responses=True)
-        (trainers,) = [g for g in client.xinfo_groups(stream) if g["name"] == "trainers"]
+        (trainers,) = [
+            g for g in client.xinfo_groups(stream) if g["name"].startswith("trainers:")
+        ]  # the run's own group, trainers:<run>
         assert trainers["entries-read"] == 2 * 2 and trainers["pending"] == 0
         client.close()
     finally:

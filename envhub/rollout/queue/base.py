@@ -13,21 +13,61 @@ consumer holds unacked (until its checkpoint) never count against that bound.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from envhub.core.records import Group
+
+if TYPE_CHECKING:
+    from envhub.rollout.queue.codec import GroupColumns
 
 __all__ = ["Delivery", "GroupQueue"]
 
 
-@dataclass(frozen=True)
 class Delivery:
-    """One delivered group and the id to acknowledge it with."""
+    """One delivered group and the id to acknowledge it with.
 
-    group: Group
-    delivery_id: str
-    times_delivered: int = 1
+    A queue that decodes to columns (``RedisQueue(columns=True)``, the trainer's) fills
+    :attr:`columns` (:func:`~envhub.rollout.queue.codec.decode_columns`, no pydantic) and keeps
+    the payload: :attr:`group` is then decoded only when something asks for the record
+    (validation, saving groups for the viewer), once.
+    """
+
+    __slots__ = ("_group", "_payload", "columns", "delivery_id", "times_delivered", "uid")
+
+    def __init__(
+        self,
+        group: Group | None,
+        delivery_id: str,
+        times_delivered: int = 1,
+        *,
+        payload: bytes | None = None,
+        columns: GroupColumns | None = None,
+    ) -> None:
+        if group is None and (payload is None or columns is None):
+            raise ValueError("a Delivery needs its group, or its payload and columns")
+        self._group, self._payload = group, payload
+        self.columns = columns
+        self.delivery_id, self.times_delivered = delivery_id, times_delivered
+        self.uid: str = group.uid if group is not None else columns.uid  # type: ignore[union-attr]
+
+    @property
+    def group(self) -> Group:
+        """The group record (decoded from the payload on first use when delivered as columns)."""
+        if self._group is None:
+            from envhub.rollout.queue.codec import decode_group
+
+            assert self._payload is not None
+            self._group = decode_group(self._payload)
+        return self._group
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Delivery) and (self.delivery_id, self.uid) == (other.delivery_id, other.uid)
+
+    def __hash__(self) -> int:
+        return hash((self.delivery_id, self.uid))
+
+    def __repr__(self) -> str:
+        return f"Delivery(uid={self.uid!r}, delivery_id={self.delivery_id!r}, times={self.times_delivered})"
 
 
 @runtime_checkable

@@ -61,7 +61,7 @@ from redis.exceptions import RedisError, ResponseError
 from envhub.core.errors import ConfigurationError, QueueError
 from envhub.core.records import Group
 from envhub.rollout.queue.base import Delivery
-from envhub.rollout.queue.codec import decode_group, encode_group
+from envhub.rollout.queue.codec import decode_columns, decode_group, encode_group
 from envhub.rollout.queue.settings import DEFAULT_LEASE_MS, DEFAULT_MAX_LAG, DEFAULT_MAX_UNACKED
 from envhub.rollout.queue.stats import QueueStats
 
@@ -225,6 +225,8 @@ class RedisQueue:
         envs: when set, this consumer gets only entries of these env ids.
         runs: when set, this consumer gets only entries of these runs.
         compress: zlib level for payloads, or ``None``.
+        columns: deliver groups decoded as columns (:func:`decode_columns`, the trainer's fast
+            path); ``Delivery.group`` is then decoded only on first use.
         dedup_ttl_s: how long consumed uids are remembered.
         poll_s: how often a waiting ``put`` re-checks the lag (it backs off to 10x).
         connect_timeout_s: how long to wait for a TCP connection to Redis.
@@ -249,6 +251,7 @@ class RedisQueue:
         envs: Collection[str] | None = None,
         runs: Collection[str] | None = None,
         compress: int | None = None,
+        columns: bool = False,
         dedup_ttl_s: float = 7 * 86400,
         poll_s: float = 0.05,
         connect_timeout_s: float = 5.0,
@@ -272,6 +275,7 @@ class RedisQueue:
         self.envs = None if envs is None else frozenset(envs)
         self.runs = None if runs is None else frozenset(runs)
         self.compress, self.poll_s = compress, poll_s
+        self.columns = columns
         self._owns_client = client is None
         self.client: aioredis.Redis = client or aioredis.Redis.from_url(
             url, socket_connect_timeout=connect_timeout_s, decode_responses=False
@@ -433,9 +437,9 @@ class RedisQueue:
             return
         ids = [d.delivery_id for d in deliveries]
         async with self.transaction("acknowledging groups (XACK)") as pipe:
-            self.dedup.mark(pipe, [d.group.uid for d in deliveries])
+            self.dedup.mark(pipe, [d.uid for d in deliveries])
             pipe.xack(self.stream, self.group, *ids)
-            pipe.delete(*(self._lease_key(d.group.uid) for d in deliveries))
+            pipe.delete(*(self._lease_key(d.uid) for d in deliveries))
             results = await pipe.execute()
         self.stats.acked += int(results[-2])
         for entry_id in ids:
@@ -450,7 +454,7 @@ class RedisQueue:
     async def touch(self, deliveries: Sequence[Delivery]) -> None:
         """Renew the leases of deliveries still being worked on, so nobody takes them over."""
         if deliveries:
-            await self._renew({d.delivery_id: d.group.uid for d in deliveries})
+            await self._renew({d.delivery_id: d.uid for d in deliveries})
 
     async def aclose(self) -> None:
         """Hand unacked deliveries back (others can take them at once) and close the connection."""
@@ -635,13 +639,21 @@ class RedisQueue:
                     self.stats.duplicates_skipped += 1
                 continue
             try:
-                group = await asyncio.to_thread(decode_group, read.fields[b"v"])
+                if self.columns:
+                    payload = read.fields[b"v"]
+                    columns = await asyncio.to_thread(decode_columns, payload)
+                    delivery = Delivery(
+                        None, read.entry_id, read.times_delivered, payload=payload, columns=columns
+                    )
+                else:
+                    group = await asyncio.to_thread(decode_group, read.fields[b"v"])
+                    delivery = Delivery(group, read.entry_id, read.times_delivered)
             except (QueueError, KeyError) as exc:
                 await self._dead_letter(read, f"undecodable payload: {exc}")
                 continue
             held.add(uid)
             self._outstanding[read.entry_id] = uid
-            out.append(Delivery(group, read.entry_id, read.times_delivered))
+            out.append(delivery)
             self.stats.claimed += read.claimed
         if gone:
             async with self.redis_errors("dropping duplicate groups (XACK)"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["DEFAULT_LEASE_MS", "DEFAULT_MAX_LAG", "DEFAULT_MAX_UNACKED", "QueueSettings"]
+__all__ = ["DEFAULT_LEASE_MS", "DEFAULT_MAX_LAG", "DEFAULT_MAX_UNACKED", "QueueSettings", "run_group"]
 
 #: ``put`` waits while this many groups are published but not yet delivered to the consumers.
 DEFAULT_MAX_LAG = 1024
@@ -18,6 +18,16 @@ DEFAULT_MAX_LAG = 1024
 DEFAULT_MAX_UNACKED = 4096
 #: A holder's lease on a delivered group; renewed every third of it while the holder lives.
 DEFAULT_LEASE_MS = 30_000
+
+
+def run_group(run: str) -> str:
+    """The consumer group of a trainer run: ``trainers:<run>`` (``trainers`` for the unlabelled run).
+
+    A trainer reads only its own run's entries (``runs={run}``) through its own group, so the
+    entries it skips are acked for its group only and another run on the same stream still
+    gets them. A producer labelling its entries ``run`` counts back-pressure on this group.
+    """
+    return f"trainers:{run}" if run else "trainers"
 
 
 class QueueSettings(BaseSettings):

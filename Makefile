@@ -15,15 +15,16 @@ $(BIN)/python:
 
 # The stamps re-run pip only when pyproject.toml changes.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	# torch from the machine's local CPU wheel first, so that no dependency pulls a CUDA build.
-	$(BIN)/python -m pip install -q "torch==2.13.0"
+	# torch first (the train extra's range), as pip's own configuration finds it: a local wheel
+	# (find-links) before the index, so that no dependency pulls another build.
+	bash scripts/install-torch.sh $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[$(DEMO_EXTRAS)]"
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	# torch comes from the machine's local CPU wheel when present; install it first so no
-	# dependency pulls a CUDA build.
-	$(BIN)/python -m pip install -q "torch==2.13.0"
+	# torch first (the train extra's range), as pip's own configuration finds it: a local wheel
+	# (find-links) before the index, so that no dependency pulls another build.
+	bash scripts/install-torch.sh $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[$(TEST_EXTRAS)]"
 	touch $@
 

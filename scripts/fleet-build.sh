@@ -15,6 +15,11 @@ export ENVHUB_BASE_IMAGE ENVHUB_REDIS_IMAGE
 bash scripts/fleet-wheelhouse.sh
 start=$(date +%s)
 docker compose --profile cpu-train build >&2
+# Every image the file names must now exist (a Compose whose wrapper drops the exit status would
+# otherwise report a failed build as done; scripts/install-docker.sh links the binary itself).
+for image in $(docker compose --profile cpu-train config --images); do
+  docker image inspect "$image" >/dev/null 2>&1 || { echo "fleet-build: $image was not built" >&2; exit 1; }
+done
 echo "fleet-build: compose build in $(( $(date +%s) - start )) s" >&2
 echo "ENVHUB_BASE_IMAGE=$ENVHUB_BASE_IMAGE"
 echo "ENVHUB_REDIS_IMAGE=$ENVHUB_REDIS_IMAGE"

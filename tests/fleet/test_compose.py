@@ -187,8 +187,10 @@ def fleet() -> Iterator[Fleet]:
         # The user's command: the compose file's build: sections (BuildKit), then the services.
         started = time.monotonic()
         fleet.compose("--profile", "cpu-train", "build", timeout=3000)
+        built = time.monotonic()
         fleet.compose("up", "-d", "--build", timeout=900)
-        print(f"fleet: build + up --build in {time.monotonic() - started:.0f} s")
+        up = time.monotonic() - built
+        print(f"fleet: compose build {built - started:.0f} s, then up -d --build {up:.0f} s")
         fleet.wait_healthy()
         yield fleet
     finally:

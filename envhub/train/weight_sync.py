@@ -9,8 +9,12 @@ build: the trainer writes a Hugging Face safetensors directory, then asks the se
 3. ``POST /update_weight_version {"new_version": "<v>"}``: label the new weights;
 4. ``POST /resume`` (always, also after a failure, so a failed push never leaves it paused).
 
-These routes exist only when the server runs with ``VLLM_SERVER_DEV_MODE=1``; without them the
-push fails with an error that says so.
+``/collective_rpc`` exists only when the server runs with ``VLLM_SERVER_DEV_MODE=1``, and
+``/pause`` (with ``mode``), ``/resume``, ``/update_weight_version`` and ``/weight_info`` only in
+vLLM releases after 0.11. :meth:`DiskVllmSync.check_routes` probes the served server for every
+one of them when the trainer starts (no side effects: a POST route is asked with GET, which
+answers 405 where the route exists and 404 where it does not), so a server that cannot take new
+weights fails the run before iteration 1 with an error that says which fix applies.
 
 The weights are written to a temporary directory and renamed, and only the newest directory is
 kept. Models with tied embeddings are refused: vLLM's CPU backend reloads the embedding but not
@@ -28,7 +32,39 @@ import httpx
 
 from envhub.core.errors import ConfigurationError, PolicyUnavailableError
 
-__all__ = ["DiskVllmSync", "save_weights"]
+__all__ = ["TESTED_VLLM_VERSION", "WEIGHT_SYNC_ROUTES", "DiskVllmSync", "save_weights"]
+
+#: The vLLM release envhub's weight sync is tested against (scripts/install-vllm.sh installs its
+#: CPU build; docker-compose.yml's `gpu` profile serves the same release's image).
+TESTED_VLLM_VERSION = "0.32.0"
+#: Each route a push uses, and its method.
+WEIGHT_SYNC_ROUTES = {
+    "/pause": "POST",
+    "/collective_rpc": "POST",
+    "/update_weight_version": "POST",
+    "/resume": "POST",
+    "/weight_info": "GET",
+}
+#: Routes vLLM serves only with VLLM_SERVER_DEV_MODE=1.
+_DEV_MODE_ROUTES = frozenset({"/collective_rpc"})
+
+
+def _missing_routes_message(base_url: str, missing: list[str], version: str | None) -> str:
+    """What to do about a server that lacks ``missing``: upgrade vLLM, or turn on its dev mode."""
+    served = f" (vLLM {version})" if version else ""
+    fixes = []
+    if any(route not in _DEV_MODE_ROUTES for route in missing):
+        fixes.append(
+            f"serve vLLM {TESTED_VLLM_VERSION} or newer, the release envhub is tested with (these routes "
+            f"came after 0.11; docker-compose.yml's ENVHUB_VLLM_IMAGE defaults to "
+            f"vllm/vllm-openai:v{TESTED_VLLM_VERSION})"
+        )
+    if any(route in _DEV_MODE_ROUTES for route in missing):
+        fixes.append("start vLLM with VLLM_SERVER_DEV_MODE=1 (/collective_rpc exists only in dev mode)")
+    return (
+        f"The generation server at {base_url}{served} has no {', '.join(missing)} route, which the "
+        f"trainer's weight sync needs to push new weights: {'; and '.join(fixes)}."
+    )
 
 
 def _plain(model: Any) -> Any:
@@ -100,9 +136,9 @@ class DiskVllmSync:
             ) from exc
         if reply.status_code == 404:
             raise ConfigurationError(
-                f"The generation server at {self.base_url} has no {path} route: start vLLM with "
-                "VLLM_SERVER_DEV_MODE=1 (its weight-update routes exist only in dev mode).",
+                _missing_routes_message(self.base_url, [path], await self._server_version()),
                 endpoint=self.base_url,
+                missing_routes=[path],
             )
         if reply.status_code >= 400:
             raise PolicyUnavailableError(
@@ -111,6 +147,58 @@ class DiskVllmSync:
                 status=reply.status_code,
             )
         return reply
+
+    async def _server_version(self) -> str | None:
+        """The version the server reports at ``GET /version`` (vLLM's), or None."""
+        try:
+            reply = await self._http.get("/version", timeout=10.0)
+            return str(reply.json()["version"]) if reply.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return None
+
+    async def check_routes(self) -> None:
+        """Fail now if the server lacks a route a push needs (no side effects on the server).
+
+        A POST route is asked with GET: a FastAPI server answers 405 where the route exists and
+        404 where it does not. ``/pause`` must also take ``mode`` (``wait``), where the server
+        publishes its OpenAPI schema.
+
+        Raises:
+            ConfigurationError: a route is missing (the message says which fix applies).
+            PolicyUnavailableError: the server does not answer.
+        """
+        missing = []
+        for path in WEIGHT_SYNC_ROUTES:
+            try:
+                reply = await self._http.get(path, timeout=10.0)
+            except httpx.HTTPError as exc:
+                raise PolicyUnavailableError(
+                    f"The generation server at {self.base_url} did not answer GET {path} "
+                    f"({type(exc).__name__}: {exc}); is it running?",
+                    endpoint=self.base_url,
+                ) from exc
+            if reply.status_code == 404:
+                missing.append(path)
+        if missing:
+            raise ConfigurationError(
+                _missing_routes_message(self.base_url, missing, await self._server_version()),
+                endpoint=self.base_url,
+                missing_routes=missing,
+            )
+        try:
+            schema = (await self._http.get("/openapi.json", timeout=10.0)).json()
+            parameters = schema["paths"]["/pause"]["post"].get("parameters", [])
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return  # no schema published (vLLM --disable-fastapi-docs): the routes are there
+        if not any(p.get("name") == "mode" for p in parameters):
+            version = await self._server_version()
+            raise ConfigurationError(
+                f"The generation server at {self.base_url}{f' (vLLM {version})' if version else ''} has "
+                f"a /pause route without the mode parameter, so a push could not wait for in-flight "
+                f"requests: serve vLLM {TESTED_VLLM_VERSION} or newer.",
+                endpoint=self.base_url,
+                missing_routes=["/pause?mode"],
+            )
 
     async def push(self, model: Any, version: int) -> dict[str, float]:
         """Write ``model``, reload it on the server as ``version``; returns seconds per phase."""

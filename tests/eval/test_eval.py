@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -174,6 +175,43 @@ def test_bad_eval_flags_are_one_line_and_exit_2(tmp_path: Path, args: list[str],
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists(), "a refused eval leaves no folder behind"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--policy", "scripted:no_such_module_here:Policy"], "Cannot load scripted policy"),
+        (["--policy", "builtin", "--split", "nosuch"], "has no split 'nosuch'"),
+        (["--policy", "builtin", "--task", "nosuch"], "has no task 'nosuch'"),
+        (["--policy-url", "http://127.0.0.1:{port}/v1", "--model", "m"], "does not answer"),
+    ],
+)
+def test_an_eval_that_cannot_play_is_one_line_and_writes_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = tmp_path / "o"
+    args = [a.format(port=_closed_port()) for a in args]
+    started = time.monotonic()
+    result = subprocess.run(
+        [*ENVHUB, "eval", "--env", "TimeSeries-v0", "--limit", "2", "-o", str(out), *args],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not out.exists(), sorted(p.name for p in out.iterdir())
+    assert time.monotonic() - started < 20, "a down policy endpoint is found before playing"
+    # The same folder then takes the corrected eval (no stale eval.json refuses it).
+    evaluate(EvalConfig(env="TimeSeries-v0", policy="builtin", limit=2), out, plots=False)
 
 
 def test_compare_shows_both_reports_and_the_difference(tmp_path: Path) -> None:

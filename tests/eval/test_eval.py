@@ -267,3 +267,67 @@ def test_an_explicit_task_list_gives_one_slot_per_task_in_list_order(tmp_path: P
     assert sorted((r["slot"], r["task_id"]) for r in rows if r["sample"] == 0) == list(enumerate(tasks))
     # One seed per (task, sample): the random policy's samples of a task are not all alike.
     assert len({json.dumps(r["trajectory"]["steps"][0]["action"]) for r in rows}) > 3
+
+
+def test_compare_warns_when_the_reports_are_not_of_the_same_tasks(tmp_path: Path) -> None:
+    evaluate(
+        EvalConfig(env="TimeSeries-v0", policy="builtin", split="test", limit=2), tmp_path / "a", plots=False
+    )
+    evaluate(
+        EvalConfig(env="TimeSeries-v0", policy="random", split="train", limit=3), tmp_path / "b", plots=False
+    )
+    evaluate(
+        EvalConfig(env="Sokoban-v0", policy="builtin", limit=1, max_steps=3), tmp_path / "c", plots=False
+    )
+
+    def compare(a: str, b: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*ENVHUB, "eval", "compare", str(tmp_path / a), str(tmp_path / b)],
+            env={**_env(), "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+        )
+
+    same_tasks = compare("a", "a")
+    assert same_tasks.returncode == 0 and "warning" not in same_tasks.stderr
+    tasks = compare("a", "b")
+    assert tasks.returncode == 0 and "│ success " in tasks.stdout  # still shown side by side
+    assert "warning" in tasks.stderr and "split" in tasks.stderr and "limit" in tasks.stderr, tasks.stderr
+    envs = compare("a", "c")
+    assert "envhub/TimeSeries-v0" in envs.stderr and "envhub/Sokoban-v0" in envs.stderr, envs.stderr
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"env_id": "x"}'])
+def test_compare_refuses_a_file_that_is_not_a_report_in_one_line(tmp_path: Path, text: str) -> None:
+    evaluate(EvalConfig(env="TimeSeries-v0", policy="builtin", limit=1), tmp_path / "a", plots=False)
+    (tmp_path / "bad.json").write_text(text)
+    result = subprocess.run(
+        [*ENVHUB, "eval", "compare", str(tmp_path / "a"), str(tmp_path / "bad.json")],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "bad.json" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_an_unwritable_out_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    result = subprocess.run(
+        [
+            *ENVHUB,
+            "eval",
+            "--env",
+            "TimeSeries-v0",
+            "--policy",
+            "builtin",
+            "-o",
+            str(tmp_path / "file" / "o"),
+        ],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "give a writable --out" in result.stderr and "Traceback" not in result.stderr

@@ -25,7 +25,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError, EnvhubError, UnauthorizedError
@@ -53,6 +53,15 @@ class ViewSettings(BaseSettings):
     token: SecretStr | None = Field(
         default=None, description="Required on every page; generated when bound beyond loopback."
     )
+
+    @field_validator("token")
+    @classmethod
+    def _no_empty_token(cls, token: SecretStr | None) -> SecretStr | None:
+        # An empty token (`--token ""`, `ENVHUB_VIEW_TOKEN=` from an unset variable) would let every
+        # request in: it counts as none, so beyond loopback one is made up.
+        if token is None or not token.get_secret_value().strip():
+            return None
+        return token
 
     def secured(self) -> ViewSettings:
         """These settings, with a fresh token when bound beyond loopback and none was given."""

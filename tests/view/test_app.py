@@ -54,6 +54,20 @@ def test_a_token_is_made_up_when_bound_beyond_loopback() -> None:
     assert given is not None and given.get_secret_value() == "mine"
 
 
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_an_empty_token_does_not_open_the_viewer_beyond_loopback(
+    served: Served, run_dir: Path, monkeypatch: pytest.MonkeyPatch, empty: str
+) -> None:
+    # `ENVHUB_VIEW_TOKEN=` (an unset compose variable) or `--token ""`: a token is still required.
+    monkeypatch.setenv("ENVHUB_VIEW_TOKEN", empty)
+    for settings in (ViewSettings(host="0.0.0.0"), ViewSettings(host="0.0.0.0", token=SecretStr(empty))):
+        secured = settings.secured()
+        assert secured.token is not None and len(secured.token.get_secret_value()) >= 24
+        with served(create_app(open_source(str(run_dir)), secured)) as base:
+            assert httpx.get(base + "/").status_code == 401
+            assert httpx.get(base + "/", params={"token": empty}).status_code == 401
+
+
 def test_bad_requests_get_typed_errors(served: Served, run_dir: Path) -> None:
     with served(create_app(open_source(str(run_dir)))) as base:
         missing = httpx.get(base + "/group", params={"batch": "iter_000009", "uid": "x"})

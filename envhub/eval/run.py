@@ -288,6 +288,10 @@ def _complete_tasks(out: Path, n: int) -> set[tuple[int, str]]:
     return done
 
 
+#: Settings that change no episode: a run resumed with other values plays on (and reports those ks).
+_NOT_EPISODES = frozenset({"concurrency", "ks"})
+
+
 def _check_config(out: Path, config: EvalConfig) -> bool:
     """Refuse a folder that holds another eval; True when it holds this one already."""
     path = out / CONFIG
@@ -295,13 +299,17 @@ def _check_config(out: Path, config: EvalConfig) -> bool:
     if not path.exists():
         return False
     saved = json.loads(path.read_text(encoding="utf-8"))
-    if saved != given:
-        diff = sorted(k for k in set(saved) | set(given) if saved.get(k) != given.get(k))
+    diff = sorted(
+        k for k in set(saved) | set(given) if saved.get(k) != given.get(k) and k not in _NOT_EPISODES
+    )
+    if diff:
         raise ConfigurationError(
             f"{out} holds an eval with another configuration (differs in {', '.join(diff)}); "
             "give a new --out, or the same settings to resume it.",
             out=str(out),
         )
+    if saved != given:  # only what does not change the episodes: the folder now holds this config
+        path.write_text(json.dumps(given, indent=2) + "\n", encoding="utf-8")
     return True
 
 

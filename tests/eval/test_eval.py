@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from envhub.core.errors import ConfigurationError
 from envhub.envs.registry import resolve
 from envhub.eval.metrics import wilson
 from envhub.eval.run import EvalConfig, evaluate, read_episodes
@@ -331,3 +332,21 @@ def test_an_unwritable_out_is_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     assert result.returncode == 2, result.stderr
     assert "give a writable --out" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_resuming_with_other_concurrency_or_ks_replays_nothing_and_reports_the_new_k(tmp_path: Path) -> None:
+    evaluate(
+        EvalConfig(env="TimeSeries-v0", policy="random", limit=3, n=2, concurrency=4), tmp_path, plots=False
+    )
+    before = (tmp_path / "episodes.jsonl").read_bytes()
+    started: list[int] = []
+    report = evaluate(
+        EvalConfig(env="TimeSeries-v0", policy="random", limit=3, n=2, concurrency=1, ks=[1, 2]),
+        tmp_path,
+        plots=False,
+        on_event=lambda e: started.append(e.slot) if e.kind == "group_started" else None,
+    )
+    assert started == [] and (tmp_path / "episodes.jsonl").read_bytes() == before
+    assert set(report["pass_at_k"]) == {"1", "2"}
+    with pytest.raises(ConfigurationError, match="differs in n"):  # other episodes: still refused
+        evaluate(EvalConfig(env="TimeSeries-v0", policy="random", limit=3, n=3), tmp_path, plots=False)

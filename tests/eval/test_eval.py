@@ -116,6 +116,8 @@ def test_a_run_killed_halfway_resumes_and_replays_nothing(tmp_path: Path) -> Non
     report = evaluate(EvalConfig(**config), out, on_event=on_event, plots=False)
     assert started and not set(started) & done, (started, done)
     rows = read_episodes(out)
+    raw = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert raw == rows, "every line of the file parses: no torn line left between the two runs"
     assert sorted((r["slot"], r["sample"]) for r in rows) == [(s, i) for s in range(12) for i in range(2)]
     assert rows[: len(before)] == before  # what the killed run wrote is kept as it was
     assert report["tasks"] == 12 and report["episodes"] == 24

@@ -184,3 +184,34 @@ def test_env_new_into_a_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert "give a writable --out" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_an_env_class_that_does_not_import_names_its_package(site: Path, tmp_path: Path) -> None:
+    files = _scaffold_files(tmp_path, "guess")
+    files["spec.py"] = files["spec.py"].replace("envhub_guess.env:GuessEnv", "envhub_guess.gone:GuessEnv")
+    _fake_dist(site, "envhub-guess", "1.0", "envhub_guess", "guess = envhub_guess.spec:SPECS", files)
+    registry.reload_plugins()
+    with pytest.raises(
+        ConfigurationError, match=r"envhub_guess\.gone:GuessEnv.* does not import.*envhub-guess 1\.0"
+    ):
+        envhub.make("guess/Guess-v0")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from envhub.cli import main; main()",
+            "eval",
+            "--env",
+            "guess/Guess-v0",
+            "--policy",
+            "builtin",
+            "-o",
+            str(tmp_path / "o"),
+        ],
+        env={"PYTHONPATH": f"{site}:{REPO}", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "does not import" in out.stderr and not (tmp_path / "o").exists()

@@ -35,7 +35,7 @@ from envhub.view._credit import GroupCredit, group_credit
 from envhub.view._pages import ALL, RECENT, Filters, group_page, overview_page, step_page
 from envhub.view._sources import Batch, RecordNotFoundError, Source
 
-__all__ = ["ViewSettings", "ViewerTokenError", "create_app", "is_loopback"]
+__all__ = ["ViewSettings", "ViewerHostError", "ViewerTokenError", "create_app", "is_loopback"]
 
 _COOKIE = "envhub_view"
 _CACHED_GROUPS = 256  # groups whose credit is kept (oldest dropped first)
@@ -112,6 +112,43 @@ def _auth_middleware(
                 response.set_cookie(_COOKIE, expected, httponly=True, samesite="strict")
             return response
         return error_response(ViewerTokenError(), request.app.state)
+
+    return check
+
+
+class ViewerHostError(EnvhubError):
+    """A request for a host name other than loopback's to a viewer without a token (403)."""
+
+    code = "HOST_NOT_ALLOWED"
+    status_code = 403
+
+    def __init__(self, host: str) -> None:
+        super().__init__(
+            f"This viewer has no token, so it answers only requests addressed to localhost, 127.0.0.1 "
+            f"or [::1], not {host!r} (a guard against DNS rebinding). Open it by one of those names, "
+            "or serve it with --token to reach it by another.",
+            host=host,
+        )
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _host_name(header: str) -> str:
+    """The name of a Host header (``name:port``, ``[v6]:port``, ``name``), lower case."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0].lower()
+    return header.rpartition(":")[0].lower() if header.count(":") == 1 else header.lower()
+
+
+def _loopback_host_middleware() -> Callable[
+    [Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]
+]:
+    async def check(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        host = request.headers.get("host", "")
+        if _host_name(host) in _LOOPBACK_NAMES or request.url.path == "/health":
+            return await call_next(request)
+        return error_response(ViewerHostError(host), request.app.state)
 
     return check
 
@@ -197,6 +234,8 @@ def create_app(source: Source, settings: ViewSettings | None = None) -> FastAPI:
     app.state.pages = pages
     if settings.token is not None:
         app.middleware("http")(_auth_middleware(settings.token.get_secret_value()))
+    else:  # no token: only loopback names, so no web page can rebind its name onto this viewer
+        app.middleware("http")(_loopback_host_middleware())
 
     @app.get("/health")
     def health() -> JSONResponse:

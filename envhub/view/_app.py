@@ -131,9 +131,6 @@ class ViewerHostError(EnvhubError):
         )
 
 
-_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
 def _host_name(header: str) -> str:
     """The name of a Host header (``name:port``, ``[v6]:port``, ``name``), lower case."""
     if header.startswith("["):
@@ -146,7 +143,7 @@ def _loopback_host_middleware() -> Callable[
 ]:
     async def check(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         host = request.headers.get("host", "")
-        if _host_name(host) in _LOOPBACK_NAMES or request.url.path == "/health":
+        if is_loopback(_host_name(host)) or request.url.path == "/health":
             return await call_next(request)
         return error_response(ViewerHostError(host), request.app.state)
 

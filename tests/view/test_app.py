@@ -72,7 +72,13 @@ def test_without_a_token_only_loopback_host_names_are_answered(served: Served, r
     # DNS rebinding: a web page whose name now resolves to 127.0.0.1 must not read the run.
     with served(create_app(open_source(str(run_dir)))) as base:
         port = base.rsplit(":", 1)[1]
-        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
+        for host in (
+            f"127.0.0.1:{port}",
+            f"localhost:{port}",
+            f"[::1]:{port}",
+            f"127.0.0.2:{port}",
+            "localhost",
+        ):
             assert httpx.get(base + "/", headers={"Host": host}).status_code == 200, host
         rebound = httpx.get(base + "/", headers={"Host": f"attacker.example:{port}"})
         assert (rebound.status_code, rebound.json()["code"]) == (403, "HOST_NOT_ALLOWED")

@@ -85,7 +85,8 @@ def eval_command(
         )
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]).replace("_", "-")
+        fields = {"ks": "k", "env_urls": "env-url", "tasks": "task"}  # the flags' names
+        where = ".".join(fields.get(str(p), str(p)) for p in first["loc"][:1]).replace("_", "-")
         message = str(first["msg"]).removeprefix("Value error, ")
         raise ConfigurationError(f"--{where}: {message}" if where else message) from None
     with Progress(

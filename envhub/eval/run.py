@@ -161,7 +161,15 @@ def build_policy(config: EvalConfig, spec: EnvSpec | None) -> PolicyBackend:
     if policy.startswith("transformers:"):
         from envhub.policy.transformers_backend import TransformersBackend
 
-        return TransformersBackend(policy.removeprefix("transformers:"), tokenizer=config.tokenizer)
+        model_dir = policy.removeprefix("transformers:")
+        try:
+            return TransformersBackend(model_dir, tokenizer=config.tokenizer)
+        except (OSError, ValueError) as exc:
+            raise ConfigurationError(
+                f"Cannot load the model at {model_dir} ({type(exc).__name__}: {str(exc)[:200]}); give "
+                "--policy transformers:<a Hugging Face model directory>.",
+                policy=policy,
+            ) from None
     policy = policy if policy.startswith("scripted:") else f"scripted:{policy}"
     target = _policy_class(policy)
     if target is not None:

@@ -170,6 +170,7 @@ def test_an_out_folder_of_another_eval_is_refused(tmp_path: Path) -> None:
         (["--n", "2", "--k", "3"], "k=3 exceeds n=2"),
         (["--n", "0"], "--n:"),
         (["--policy", "builtin", "--env", "Remote-v0"], "has no built-in policy"),
+        (["--k", "0"], "--k: ks must be positive"),  # the flag's name, not the field's
     ],
 )
 def test_bad_eval_flags_are_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
@@ -194,13 +195,14 @@ def _closed_port() -> int:
         (["--policy", "builtin", "--split", "nosuch"], "has no split 'nosuch'"),
         (["--policy", "builtin", "--task", "nosuch"], "has no task 'nosuch'"),
         (["--policy-url", "http://127.0.0.1:{port}/v1", "--model", "m"], "does not answer"),
+        (["--policy", "transformers:{tmp}"], "Cannot load the model at"),  # a folder, not a model
     ],
 )
 def test_an_eval_that_cannot_play_is_one_line_and_writes_nothing(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
     out = tmp_path / "o"
-    args = [a.format(port=_closed_port()) for a in args]
+    args = [a.format(port=_closed_port(), tmp=tmp_path) for a in args]
     started = time.monotonic()
     result = subprocess.run(
         [*ENVHUB, "eval", "--env", "TimeSeries-v0", "--limit", "2", "-o", str(out), *args],

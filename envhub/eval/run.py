@@ -173,9 +173,16 @@ def build_policy(config: EvalConfig, spec: EnvSpec | None) -> PolicyBackend:
     policy = policy if policy.startswith("scripted:") else f"scripted:{policy}"
     target = _policy_class(policy)
     if target is not None:
-        from envhub.policy.scripted import ScriptedBackend
+        from envhub.policy.scripted import ScriptedBackend, think_action
 
-        return ScriptedBackend(make_policy=lambda member: TaskSeededPolicy(target, member, config.seed))
+        # A policy's action is wrapped as <think>…</think><action>…</action> for the projection
+        # rules that read those tags; tool_call reads calls anywhere and sends any other text to
+        # the user as it is, so there the action goes out unwrapped.
+        plain = spec is not None and spec.projection == "tool_call"
+        return ScriptedBackend(
+            make_policy=lambda member: TaskSeededPolicy(target, member, config.seed),
+            wrap=(lambda action: action) if plain else think_action,
+        )
     return build_backend(policy, 0)
 
 

@@ -92,7 +92,9 @@ def env_new_command(
     from envhub.envs.scaffold import new_env_package
 
     root = new_env_package(name, out)
-    Console().print(f"wrote {root}; `pip install {root}` and it appears in `envhub list`")
+    # A path pip reads as a folder: `pip install envhub-NAME` would ask PyPI for that name.
+    where = str(root) if root.is_absolute() or str(root).startswith(".") else f"./{root}"
+    Console().print(f"wrote {root}; `pip install {where}` and it appears in `envhub list`", soft_wrap=True)
 
 
 model_app = typer.Typer(help="Build models locally (no download).", no_args_is_help=True)

@@ -191,29 +191,56 @@ def check_env(
     if not task_ids:
         raise ContractViolation(name, problems or ["no task to check"])
 
+    unstartable = False
     for task_id in task_ids:
         where = f"reset(task_id={task_id!r})"
-        obs, info = base.reset(seed=0, options={"task_id": task_id})
+        try:
+            obs, info = base.reset(seed=0, options={"task_id": task_id})
+            obs_other_seed, info_other = base.reset(seed=12345, options={"task_id": task_id})
+        except Exception as exc:
+            problems.append(_raised(where, exc))
+            unstartable = True
+            continue
         if not isinstance(obs, str):
             problems.append(f"{where}: the observation is {type(obs).__name__}, not a str")
         problems += _info_problems(info, where)
         if isinstance(info, dict) and info.get("task_id") != task_id:
             problems.append(f"{where}: info['task_id'] is {info.get('task_id')!r}")
-        obs_other_seed, info_other = base.reset(seed=12345, options={"task_id": task_id})
-        if obs_other_seed != obs or info_other.get("anchor") != info.get("anchor"):
+        if obs_other_seed != obs or _get(info_other, "anchor") != _get(info, "anchor"):
             problems.append(f"{where}: another seed gives another initial state (observation or anchor)")
+
+    if unstartable:
+        raise ContractViolation(name, problems)  # a task does not even start: the rest would only repeat it
 
     # Determinism: the same task and actions give the same transitions, after another task too.
     first = task_ids[0]
-    a = _trace(base, first, 0, _first_admissible, steps)
-    if len(task_ids) > 1:
-        _trace(base, task_ids[-1], 7, lambda info, i: f"noise {i}", steps)
-    b = _trace(base, first, 0, _first_admissible, steps)
-    if a != b:
-        problems.append(f"task {first!r}: the same actions gave different transitions on a second play")
+    try:
+        a = _trace(base, first, 0, _first_admissible, steps)
+        if len(task_ids) > 1:
+            _trace(base, task_ids[-1], 7, lambda info, i: f"noise {i}", steps)
+        b = _trace(base, first, 0, _first_admissible, steps)
+        if a != b:
+            problems.append(f"task {first!r}: the same actions gave different transitions on a second play")
+        problems += _admissible_problems(base, first, steps)
+        problems += _adversarial_problems(base, first)
+    except Exception as exc:
+        problems.append(_raised(f"playing task {first!r}", exc))
+    if problems:
+        raise ContractViolation(name, problems)
 
-    # Admissible actions are valid actions.
-    obs, info = base.reset(seed=0, options={"task_id": first})
+
+def _raised(where: str, exc: Exception) -> str:
+    return f"{where} raised {type(exc).__name__}: {exc}"[:300]
+
+
+def _get(info: Any, key: str) -> Any:
+    return info.get(key) if isinstance(info, dict) else None
+
+
+def _admissible_problems(base: Any, first: str, steps: int) -> list[str]:
+    """Admissible actions are valid actions."""
+    problems: list[str] = []
+    _, info = base.reset(seed=0, options={"task_id": first})
     for i in range(steps):
         listed = info.get("admissible_actions")
         if not listed:
@@ -227,8 +254,12 @@ def check_env(
             break
         if result[2] or result[3]:
             break
+    return problems
 
-    # Any action string survives, also after the end of an episode.
+
+def _adversarial_problems(base: Any, first: str) -> list[str]:
+    """Any action string survives, also after the end of an episode."""
+    problems: list[str] = []
     base.reset(seed=0, options={"task_id": first})
     ended = False
     for action in ADVERSARIAL_ACTIONS:
@@ -243,8 +274,7 @@ def check_env(
         ended = ended or bool(result[2] or result[3])
     if not ended:
         problems += _after_end(base, first)
-    if problems:
-        raise ContractViolation(name, problems)
+    return problems
 
 
 def _after_end(base: Any, task_id: str) -> list[str]:

@@ -118,7 +118,8 @@ CATALOG: tuple[EnvSpec, ...] = (
         max_episode_steps=30,
         data_status="envhub.envs.tau.data:data_status",
         demo_policy="envhub.envs.tau.policy:GoldPolicy",
-        projection="tool_call",  # tau's system prompt is the policy (envhub.envs.tau.prompt)
+        projection="tool_call",
+        prompt="envhub.envs.tau.prompt_airline",  # SYSTEM: the policy, the tools, the call syntax
     ),
     EnvSpec(
         id="envhub/TauRetail-v0",
@@ -129,7 +130,8 @@ CATALOG: tuple[EnvSpec, ...] = (
         max_episode_steps=30,
         data_status="envhub.envs.tau.data:data_status",
         demo_policy="envhub.envs.tau.policy:GoldPolicy",
-        projection="tool_call",  # tau's system prompt is the policy (envhub.envs.tau.prompt)
+        projection="tool_call",
+        prompt="envhub.envs.tau.prompt_retail",  # SYSTEM: the policy, the tools, the call syntax
     ),
     EnvSpec(
         id="envhub/TimeSeries-v0",

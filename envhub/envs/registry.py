@@ -237,11 +237,37 @@ def make(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     """
     register_all()
     if not _is_entry_point(env_id) and env_id in gymnasium.registry:
-        return gymnasium.make(env_id, **kwargs)
+        try:
+            return gymnasium.make(env_id, **kwargs)
+        except ModuleNotFoundError as exc:
+            _raise_if_own_module_missing(env_id, exc)
+            raise
     spec = resolve(env_id)
-    if spec.id in gymnasium.registry:
-        return gymnasium.make(spec.id, **kwargs)
-    return load_entry_point(spec.entry_point)(**kwargs)  # type: ignore[no-any-return]
+    try:
+        if spec.id in gymnasium.registry:
+            return gymnasium.make(spec.id, **kwargs)
+        return load_entry_point(spec.entry_point)(**kwargs)  # type: ignore[no-any-return]
+    except ModuleNotFoundError as exc:
+        _raise_if_own_module_missing(spec.id, exc)
+        raise
+
+
+def _raise_if_own_module_missing(env_id: str, exc: ModuleNotFoundError) -> None:
+    """A ConfigurationError naming the package when the env's own entry-point module is missing.
+
+    (A dependency the env imports that is missing is the env's own error to word; it passes.)
+    """
+    spec = next((s for s in specs() if s.id == env_id), None)
+    if spec is None or not exc.name:
+        return
+    module = spec.entry_point.partition(":")[0]
+    if module == exc.name or module.startswith(exc.name + "."):
+        package, version = package_of(spec)
+        raise ConfigurationError(
+            f"Env {spec.id}'s entry point {spec.entry_point!r} does not import ({exc}); its package "
+            f"{package} {version} is broken: reinstall it, or fix the entry_point of its EnvSpec.",
+            env=spec.id,
+        ) from None
 
 
 def list_envs() -> list[EnvListing]:

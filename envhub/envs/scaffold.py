@@ -246,6 +246,21 @@ def new_env_package(name: str, out: str | Path = ".") -> Path:
             "'-' or '_' between them, starting with a letter (e.g. 'guess' or 'my-game').",
             name=name,
         )
+    dist = f"envhub-{family.replace('_', '-')}"
+    if dist == "envhub-rl":
+        raise ConfigurationError(
+            f"{name!r} would make the package envhub-rl, envhub's own distribution (installing it would "
+            "replace envhub); choose another name.",
+            name=name,
+        )
+    from envhub.envs.catalog import CATALOG
+
+    if family.replace("-", "_") in {spec.family.replace("-", "_") for spec in CATALOG}:
+        raise ConfigurationError(
+            f"{family!r} is a built-in family of envhub (`envhub list`); choose another name, so that "
+            f"names like `envhub demo {family}` keep meaning one family.",
+            name=name,
+        )
     words = re.split(r"[-_]", family)
     cls = "".join(w.capitalize() for w in words) + "Env"
     title = "".join(w.capitalize() for w in words)
@@ -271,7 +286,12 @@ def new_env_package(name: str, out: str | Path = ".") -> Path:
         package / "policy.py": _POLICY,
         root / "tests" / "test_env.py": _TEST,
     }
-    for path, template in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(template.substitute(fields), encoding="utf-8")
+    try:
+        for path, template in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(template.substitute(fields), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(
+            f"Cannot write {root} ({exc.strerror or exc}); give a writable --out folder.", path=str(root)
+        ) from None
     return root

@@ -85,7 +85,8 @@ def eval_command(
         )
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]).replace("_", "-")
+        fields = {"ks": "k", "env_urls": "env-url", "tasks": "task"}  # the flags' names
+        where = ".".join(fields.get(str(p), str(p)) for p in first["loc"][:1]).replace("_", "-")
         message = str(first["msg"]).removeprefix("Value error, ")
         raise ConfigurationError(f"--{where}: {message}" if where else message) from None
     with Progress(
@@ -140,7 +141,7 @@ def compare_command(
 ) -> None:
     """Show two eval reports side by side (B - A in the last column)."""
     from envhub.core.errors import ConfigurationError
-    from envhub.eval.report import compare_reports, read_report
+    from envhub.eval.report import compare_reports, read_report, report_mismatch
 
     reports = []
     for path in (a, b):
@@ -149,6 +150,13 @@ def compare_command(
             raise ConfigurationError(f"{target} does not exist; give an eval folder or its report.json.")
         reports.append(read_report(target))
     ra, rb = reports
+    mismatch = report_mismatch(ra, rb)
+    if mismatch is not None:
+        Console(stderr=True).print(
+            f"[yellow]warning[/]: A and B are not over the same tasks ({escape(mismatch)}); "
+            "B - A compares different evals.",
+            soft_wrap=True,
+        )
     table = Table(title="envhub eval compare")
     table.add_column("metric")
     table.add_column(f"A: {ra['env_id']} · {ra['policy']}", justify="right")

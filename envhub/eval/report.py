@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Trajectory
 from envhub.core.registry import EnvSpec, load_entry_point
 from envhub.eval.metrics import (
@@ -335,9 +336,44 @@ def compare_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[st
     return rows
 
 
+#: The keys every report has (docs/eval.md); a file without them is not an eval report.
+_REPORT_KEYS = ("env_id", "policy", "config", "tasks", "n", "episodes", "success", "mean_reward")
+#: The settings that decide which episodes a report is over (compared by ``envhub eval compare``).
+_TASK_SETTINGS = ("split", "tasks", "limit", "seed", "n", "max_steps")
+
+
 def read_report(path: str | Path) -> dict[str, Any]:
-    """A ``report.json`` from its path or its folder."""
+    """A ``report.json`` from its path or its folder.
+
+    Raises:
+        ConfigurationError: the file is missing, not JSON, or not an eval report.
+    """
     p = Path(path)
     if p.is_dir():
         p = p / "report.json"
-    return json.loads(p.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    try:
+        report = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigurationError(
+            f"{p} is not a readable eval report ({type(exc).__name__}); give an eval folder or its "
+            "report.json.",
+            path=str(p),
+        ) from None
+    missing = [k for k in _REPORT_KEYS if k not in report] if isinstance(report, dict) else list(_REPORT_KEYS)
+    if missing:
+        raise ConfigurationError(
+            f"{p} is not an eval report (it lacks {', '.join(missing)}); give an eval folder or its "
+            "report.json.",
+            path=str(p),
+        )
+    return report
+
+
+def report_mismatch(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
+    """Why two reports are not over the same episodes' tasks (None when they are)."""
+    reasons = []
+    if a["env_id"] != b["env_id"]:
+        reasons.append(f"env {a['env_id']} vs {b['env_id']}")
+    ca, cb = a.get("config") or {}, b.get("config") or {}
+    reasons += [f"{k} {ca.get(k)!r} vs {cb.get(k)!r}" for k in _TASK_SETTINGS if ca.get(k) != cb.get(k)]
+    return "; ".join(reasons) or None

@@ -10,6 +10,7 @@ on the same folder plays only the tasks that are not in the file yet.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from envhub.core.errors import ConfigurationError, UnknownEnvError
+from envhub.core.errors import ConfigurationError, UnknownEnvError, error_from_wire
 from envhub.core.records import Group
 from envhub.core.registry import EnvSpec, load_entry_point
 from envhub.eval.report import (
@@ -33,7 +34,14 @@ from envhub.eval.report import (
 )
 from envhub.policy.base import PolicyBackend
 from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import EngineConfig, EngineEvent, GroupTask, RolloutEngine, group_uid
+from envhub.rollout.engine import (
+    EngineConfig,
+    EngineEvent,
+    GroupTask,
+    JobAborted,
+    RolloutEngine,
+    group_uid,
+)
 from envhub.rollout.queue.base import Delivery
 
 __all__ = [
@@ -153,13 +161,28 @@ def build_policy(config: EvalConfig, spec: EnvSpec | None) -> PolicyBackend:
     if policy.startswith("transformers:"):
         from envhub.policy.transformers_backend import TransformersBackend
 
-        return TransformersBackend(policy.removeprefix("transformers:"), tokenizer=config.tokenizer)
+        model_dir = policy.removeprefix("transformers:")
+        try:
+            return TransformersBackend(model_dir, tokenizer=config.tokenizer)
+        except (OSError, ValueError) as exc:
+            raise ConfigurationError(
+                f"Cannot load the model at {model_dir} ({type(exc).__name__}: {str(exc)[:200]}); give "
+                "--policy transformers:<a Hugging Face model directory>.",
+                policy=policy,
+            ) from None
     policy = policy if policy.startswith("scripted:") else f"scripted:{policy}"
     target = _policy_class(policy)
     if target is not None:
-        from envhub.policy.scripted import ScriptedBackend
+        from envhub.policy.scripted import ScriptedBackend, think_action
 
-        return ScriptedBackend(make_policy=lambda member: TaskSeededPolicy(target, member, config.seed))
+        # A policy's action is wrapped as <think>…</think><action>…</action> for the projection
+        # rules that read those tags; tool_call reads calls anywhere and sends any other text to
+        # the user as it is, so there the action goes out unwrapped.
+        plain = spec is not None and spec.projection == "tool_call"
+        return ScriptedBackend(
+            make_policy=lambda member: TaskSeededPolicy(target, member, config.seed),
+            wrap=(lambda action: action) if plain else think_action,
+        )
     return build_backend(policy, 0)
 
 
@@ -280,20 +303,53 @@ def _complete_tasks(out: Path, n: int) -> set[tuple[int, str]]:
     return done
 
 
-def _check_config(out: Path, config: EvalConfig) -> None:
+#: Settings that change no episode: a run resumed with other values plays on (and reports those ks).
+_NOT_EPISODES = frozenset({"concurrency", "ks"})
+
+
+def _check_config(out: Path, config: EvalConfig) -> bool:
+    """Refuse a folder that holds another eval; True when it holds this one already."""
     path = out / CONFIG
     given = config.model_dump(mode="json")
-    if path.exists():
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if saved != given:
-            diff = sorted(k for k in set(saved) | set(given) if saved.get(k) != given.get(k))
-            raise ConfigurationError(
-                f"{out} holds an eval with another configuration (differs in {', '.join(diff)}); "
-                "give a new --out, or the same settings to resume it.",
-                out=str(out),
-            )
-        return
-    path.write_text(json.dumps(given, indent=2) + "\n", encoding="utf-8")
+    if not path.exists():
+        return False
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    diff = sorted(
+        k for k in set(saved) | set(given) if saved.get(k) != given.get(k) and k not in _NOT_EPISODES
+    )
+    if diff:
+        raise ConfigurationError(
+            f"{out} holds an eval with another configuration (differs in {', '.join(diff)}); "
+            "give a new --out, or the same settings to resume it.",
+            out=str(out),
+        )
+    if saved != given:  # only what does not change the episodes: the folder now holds this config
+        path.write_text(json.dumps(given, indent=2) + "\n", encoding="utf-8")
+    return True
+
+
+def _start_folder(out: Path, config: EvalConfig) -> Callable[[], None]:
+    """Create ``out`` and its ``eval.json``; returns the undo for a run that wrote no episode."""
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / CONFIG).write_text(
+            json.dumps(config.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
+        )
+    except OSError as exc:
+        raise ConfigurationError(
+            f"Cannot write the eval folder {out} ({exc.strerror or exc}); give a writable --out.",
+            out=str(out),
+        ) from None
+
+    def undo() -> None:
+        (out / CONFIG).unlink(missing_ok=True)
+        (out / EPISODES).unlink(missing_ok=True)
+        if created:
+            with contextlib.suppress(OSError):  # something else was put there meanwhile: leave it
+                out.rmdir()
+
+    return undo
 
 
 async def evaluate_async(
@@ -318,16 +374,26 @@ async def evaluate_async(
     Raises:
         ConfigurationError: bad settings, or ``out`` holds another eval.
     """
+    from envhub.rollout.jobs import PolicyEndpoint, check_policy
     from envhub.rollout.oneshot import make_pool
 
     out = Path(out)
     spec = _spec(config)
-    out.mkdir(parents=True, exist_ok=True)
-    _check_config(out, config)
+    resumed = _check_config(out, config)
     env_id = spec.id if spec is not None else config.env
     max_steps = config.max_steps or (spec.max_episode_steps if spec else None) or 50
+    context = ContextConfig(max_steps=max_steps, agentocr=config.agentocr)
+    if spec is not None and not config.env_urls and spec.family != "remote":
+        context.resolve(env_id)  # no prompt module, projection or render preset: say so now
+    if backend is None:
+        backend = build_policy(config, spec)
+        if config.policy is None and config.policy_url is not None and config.model is not None:
+            try:  # a down endpoint or an unserved model: one line now, not after retries
+                await check_policy(PolicyEndpoint(base_url=config.policy_url, model=config.model))
+            except BaseException:
+                await backend.aclose()
+                raise
     envs = make_pool(env_id=env_id, env_urls=config.env_urls)
-    backend = backend or build_policy(config, spec)
     job_id = config.job_id()
     started: dict[str, float] = {}
     slots: dict[str, int] = {}
@@ -347,7 +413,7 @@ async def evaluate_async(
         group_size=config.n,
         max_concurrent_groups=config.concurrency,
         sampling=_sampling(config),
-        context=ContextConfig(max_steps=max_steps, agentocr=config.agentocr),
+        context=context,
         split=config.split,
         env_kwargs=config.env_kwargs,
         seed=config.seed,
@@ -362,12 +428,20 @@ async def evaluate_async(
         if not task_ids:
             raise ConfigurationError(f"Split {config.split!r} of {env_id} has no tasks.", split=config.split)
         tasks = await engine.resolve_tasks(task_ids=list(task_ids))
-        done = _complete_tasks(out, config.n)
+        done = _complete_tasks(out, config.n) if resumed else set()
         todo: list[GroupTask] = [t for t in tasks if (t.slot, t.task_id) not in done]
         if on_tasks is not None:
             on_tasks(len(tasks), len(tasks) - len(todo))
+        if not resumed:
+            undo = _start_folder(out, config)
         if todo:
-            await engine.run(todo)
+            try:
+                await engine.run(todo)
+            except JobAborted as exc:
+                raise error_from_wire(exc.failure.code, exc.failure.message) from None
+            finally:
+                if not resumed and sink.groups == 0:
+                    undo()  # nothing was played: leave no folder that would refuse the next try
     finally:
         await envs.aclose()
         await backend.aclose()

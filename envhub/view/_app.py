@@ -25,7 +25,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError, EnvhubError, UnauthorizedError
@@ -35,7 +35,7 @@ from envhub.view._credit import GroupCredit, group_credit
 from envhub.view._pages import ALL, RECENT, Filters, group_page, overview_page, step_page
 from envhub.view._sources import Batch, RecordNotFoundError, Source
 
-__all__ = ["ViewSettings", "ViewerTokenError", "create_app", "is_loopback"]
+__all__ = ["ViewSettings", "ViewerHostError", "ViewerTokenError", "create_app", "is_loopback"]
 
 _COOKIE = "envhub_view"
 _CACHED_GROUPS = 256  # groups whose credit is kept (oldest dropped first)
@@ -53,6 +53,15 @@ class ViewSettings(BaseSettings):
     token: SecretStr | None = Field(
         default=None, description="Required on every page; generated when bound beyond loopback."
     )
+
+    @field_validator("token")
+    @classmethod
+    def _no_empty_token(cls, token: SecretStr | None) -> SecretStr | None:
+        # An empty token (`--token ""`, `ENVHUB_VIEW_TOKEN=` from an unset variable) would let every
+        # request in: it counts as none, so beyond loopback one is made up.
+        if token is None or not token.get_secret_value().strip():
+            return None
+        return token
 
     def secured(self) -> ViewSettings:
         """These settings, with a fresh token when bound beyond loopback and none was given."""
@@ -103,6 +112,40 @@ def _auth_middleware(
                 response.set_cookie(_COOKIE, expected, httponly=True, samesite="strict")
             return response
         return error_response(ViewerTokenError(), request.app.state)
+
+    return check
+
+
+class ViewerHostError(EnvhubError):
+    """A request for a host name other than loopback's to a viewer without a token (403)."""
+
+    code = "HOST_NOT_ALLOWED"
+    status_code = 403
+
+    def __init__(self, host: str) -> None:
+        super().__init__(
+            f"This viewer has no token, so it answers only requests addressed to localhost, 127.0.0.1 "
+            f"or [::1], not {host!r} (a guard against DNS rebinding). Open it by one of those names, "
+            "or serve it with --token to reach it by another.",
+            host=host,
+        )
+
+
+def _host_name(header: str) -> str:
+    """The name of a Host header (``name:port``, ``[v6]:port``, ``name``), lower case."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0].lower()
+    return header.rpartition(":")[0].lower() if header.count(":") == 1 else header.lower()
+
+
+def _loopback_host_middleware() -> Callable[
+    [Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]
+]:
+    async def check(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        host = request.headers.get("host", "")
+        if is_loopback(_host_name(host)) or request.url.path == "/health":
+            return await call_next(request)
+        return error_response(ViewerHostError(host), request.app.state)
 
     return check
 
@@ -188,6 +231,8 @@ def create_app(source: Source, settings: ViewSettings | None = None) -> FastAPI:
     app.state.pages = pages
     if settings.token is not None:
         app.middleware("http")(_auth_middleware(settings.token.get_secret_value()))
+    else:  # no token: only loopback names, so no web page can rebind its name onto this viewer
+        app.middleware("http")(_loopback_host_middleware())
 
     @app.get("/health")
     def health() -> JSONResponse:

@@ -144,6 +144,6 @@ def test_unknown_family_and_incomplete_module_are_configuration_errors() -> None
     with pytest.raises(UnknownEnvError):
         family_template("nosuchfamily")
     with pytest.raises(ConfigurationError, match="no prompt module"):
-        family_template("tau")  # tau's prompt is its policy document, not a template module
+        family_template("envhub/Remote-v0")  # a remote env has no prompt of its own
     with pytest.raises(ConfigurationError, match="FIRST_STEP"):
         PromptTemplate.from_module(types.ModuleType("envhub.envs.fake.prompt"))

@@ -105,3 +105,41 @@ def test_gymnasium_warnings_count_as_violations() -> None:
 
     with pytest.raises(ContractViolation, match="gymnasium"):
         envhub.check_env(WrongSpace())
+
+
+class FailingTask(Counter):
+    def _reset_task(self, task_id: str) -> Outcome:
+        if task_id.endswith("-2"):
+            raise KeyError("no such level file")
+        return super()._reset_task(task_id)
+
+
+class FailingStep(Counter):
+    def _step(self, action: str) -> Outcome:
+        if action == "inc":
+            raise RuntimeError("engine crashed")
+        return super()._step(action)
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        (FailingTask, "reset(task_id='train-2') raised KeyError"),
+        (FailingStep, "raised RuntimeError: engine crashed"),
+    ],
+)
+def test_an_env_that_raises_is_a_named_violation_not_a_crash(cls: type[Counter], message: str) -> None:
+    with pytest.raises(ContractViolation) as caught:
+        envhub.check_env(cls(), gymnasium_checks=False)
+    assert message in str(caught.value), str(caught.value)
+
+
+def test_random_transitions_are_caught_without_gymnasiums_checker() -> None:
+    class NoisyStep(Counter):
+        def _step(self, action: str) -> Outcome:
+            out = super()._step(action)
+            out.observation += f" (noise {random.random()})"
+            return out
+
+    with pytest.raises(ContractViolation, match="the same actions gave different transitions"):
+        envhub.check_env(NoisyStep(), gymnasium_checks=False)

@@ -147,3 +147,71 @@ def test_env_new_refuses_a_bad_name_and_an_existing_folder(tmp_path: Path) -> No
     assert '[project.entry-points."envhub.envs"]\ndice = "envhub_dice.spec:SPECS"' in pyproject
     again = subprocess.run([*cli, "dice", "-o", str(tmp_path)], env=env, capture_output=True, text=True)
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_env_new_says_to_install_the_folder_not_a_name_on_pypi(tmp_path: Path) -> None:
+    cli = [sys.executable, "-c", "from envhub.cli import main; main()", "env", "new"]
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "COLUMNS": "300"}
+    ok = subprocess.run([*cli, "dice"], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert "pip install ./envhub-dice" in ok.stdout, ok.stdout  # `pip install envhub-dice` asks PyPI
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("rl", "envhub's own distribution"),  # envhub-rl: installing it would replace envhub
+        ("envhub-rl", "envhub's own distribution"),
+        ("tau", "built-in family"),
+        ("alfworld", "built-in family"),
+        ("timeseries_ucr", "built-in family"),
+    ],
+)
+def test_env_new_refuses_names_envhub_already_uses(tmp_path: Path, name: str, message: str) -> None:
+    cli = [sys.executable, "-c", "from envhub.cli import main; main()", "env", "new"]
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([*cli, name, "-o", str(tmp_path)], env=env, capture_output=True, text=True)
+    assert out.returncode == 2 and message in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
+
+
+def test_env_new_into_a_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    cli = [sys.executable, "-c", "from envhub.cli import main; main()", "env", "new"]
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    (tmp_path / "file").write_text("x")
+    out = subprocess.run(
+        [*cli, "dice", "-o", str(tmp_path / "file")], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "give a writable --out" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_an_env_class_that_does_not_import_names_its_package(site: Path, tmp_path: Path) -> None:
+    files = _scaffold_files(tmp_path, "guess")
+    files["spec.py"] = files["spec.py"].replace("envhub_guess.env:GuessEnv", "envhub_guess.gone:GuessEnv")
+    _fake_dist(site, "envhub-guess", "1.0", "envhub_guess", "guess = envhub_guess.spec:SPECS", files)
+    registry.reload_plugins()
+    with pytest.raises(
+        ConfigurationError, match=r"envhub_guess\.gone:GuessEnv.* does not import.*envhub-guess 1\.0"
+    ):
+        envhub.make("guess/Guess-v0")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from envhub.cli import main; main()",
+            "eval",
+            "--env",
+            "guess/Guess-v0",
+            "--policy",
+            "builtin",
+            "-o",
+            str(tmp_path / "o"),
+        ],
+        env={"PYTHONPATH": f"{site}:{REPO}", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "does not import" in out.stderr and not (tmp_path / "o").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from envhub.core.errors import ConfigurationError
 from envhub.envs.registry import resolve
 from envhub.eval.metrics import wilson
 from envhub.eval.run import EvalConfig, evaluate, read_episodes
@@ -114,6 +116,8 @@ def test_a_run_killed_halfway_resumes_and_replays_nothing(tmp_path: Path) -> Non
     report = evaluate(EvalConfig(**config), out, on_event=on_event, plots=False)
     assert started and not set(started) & done, (started, done)
     rows = read_episodes(out)
+    raw = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert raw == rows, "every line of the file parses: no torn line left between the two runs"
     assert sorted((r["slot"], r["sample"]) for r in rows) == [(s, i) for s in range(12) for i in range(2)]
     assert rows[: len(before)] == before  # what the killed run wrote is kept as it was
     assert report["tasks"] == 12 and report["episodes"] == 24
@@ -166,6 +170,7 @@ def test_an_out_folder_of_another_eval_is_refused(tmp_path: Path) -> None:
         (["--n", "2", "--k", "3"], "k=3 exceeds n=2"),
         (["--n", "0"], "--n:"),
         (["--policy", "builtin", "--env", "Remote-v0"], "has no built-in policy"),
+        (["--k", "0"], "--k: ks must be positive"),  # the flag's name, not the field's
     ],
 )
 def test_bad_eval_flags_are_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
@@ -174,6 +179,44 @@ def test_bad_eval_flags_are_one_line_and_exit_2(tmp_path: Path, args: list[str],
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists(), "a refused eval leaves no folder behind"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--policy", "scripted:no_such_module_here:Policy"], "Cannot load scripted policy"),
+        (["--policy", "builtin", "--split", "nosuch"], "has no split 'nosuch'"),
+        (["--policy", "builtin", "--task", "nosuch"], "has no task 'nosuch'"),
+        (["--policy-url", "http://127.0.0.1:{port}/v1", "--model", "m"], "does not answer"),
+        (["--policy", "transformers:{tmp}"], "Cannot load the model at"),  # a folder, not a model
+    ],
+)
+def test_an_eval_that_cannot_play_is_one_line_and_writes_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = tmp_path / "o"
+    args = [a.format(port=_closed_port(), tmp=tmp_path) for a in args]
+    started = time.monotonic()
+    result = subprocess.run(
+        [*ENVHUB, "eval", "--env", "TimeSeries-v0", "--limit", "2", "-o", str(out), *args],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not out.exists(), sorted(p.name for p in out.iterdir())
+    assert time.monotonic() - started < 20, "a down policy endpoint is found before playing"
+    # The same folder then takes the corrected eval (no stale eval.json refuses it).
+    evaluate(EvalConfig(env="TimeSeries-v0", policy="builtin", limit=2), out, plots=False)
 
 
 def test_compare_shows_both_reports_and_the_difference(tmp_path: Path) -> None:
@@ -229,3 +272,85 @@ def test_an_explicit_task_list_gives_one_slot_per_task_in_list_order(tmp_path: P
     assert sorted((r["slot"], r["task_id"]) for r in rows if r["sample"] == 0) == list(enumerate(tasks))
     # One seed per (task, sample): the random policy's samples of a task are not all alike.
     assert len({json.dumps(r["trajectory"]["steps"][0]["action"]) for r in rows}) > 3
+
+
+def test_compare_warns_when_the_reports_are_not_of_the_same_tasks(tmp_path: Path) -> None:
+    evaluate(
+        EvalConfig(env="TimeSeries-v0", policy="builtin", split="test", limit=2), tmp_path / "a", plots=False
+    )
+    evaluate(
+        EvalConfig(env="TimeSeries-v0", policy="random", split="train", limit=3), tmp_path / "b", plots=False
+    )
+    evaluate(
+        EvalConfig(env="Sokoban-v0", policy="builtin", limit=1, max_steps=3), tmp_path / "c", plots=False
+    )
+
+    def compare(a: str, b: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*ENVHUB, "eval", "compare", str(tmp_path / a), str(tmp_path / b)],
+            env={**_env(), "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+        )
+
+    same_tasks = compare("a", "a")
+    assert same_tasks.returncode == 0 and "warning" not in same_tasks.stderr
+    tasks = compare("a", "b")
+    assert tasks.returncode == 0 and "│ success " in tasks.stdout  # still shown side by side
+    assert "warning" in tasks.stderr and "split" in tasks.stderr and "limit" in tasks.stderr, tasks.stderr
+    envs = compare("a", "c")
+    assert "envhub/TimeSeries-v0" in envs.stderr and "envhub/Sokoban-v0" in envs.stderr, envs.stderr
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"env_id": "x"}'])
+def test_compare_refuses_a_file_that_is_not_a_report_in_one_line(tmp_path: Path, text: str) -> None:
+    evaluate(EvalConfig(env="TimeSeries-v0", policy="builtin", limit=1), tmp_path / "a", plots=False)
+    (tmp_path / "bad.json").write_text(text)
+    result = subprocess.run(
+        [*ENVHUB, "eval", "compare", str(tmp_path / "a"), str(tmp_path / "bad.json")],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "bad.json" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_an_unwritable_out_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    result = subprocess.run(
+        [
+            *ENVHUB,
+            "eval",
+            "--env",
+            "TimeSeries-v0",
+            "--policy",
+            "builtin",
+            "-o",
+            str(tmp_path / "file" / "o"),
+        ],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "give a writable --out" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_resuming_with_other_concurrency_or_ks_replays_nothing_and_reports_the_new_k(tmp_path: Path) -> None:
+    evaluate(
+        EvalConfig(env="TimeSeries-v0", policy="random", limit=3, n=2, concurrency=4), tmp_path, plots=False
+    )
+    before = (tmp_path / "episodes.jsonl").read_bytes()
+    started: list[int] = []
+    report = evaluate(
+        EvalConfig(env="TimeSeries-v0", policy="random", limit=3, n=2, concurrency=1, ks=[1, 2]),
+        tmp_path,
+        plots=False,
+        on_event=lambda e: started.append(e.slot) if e.kind == "group_started" else None,
+    )
+    assert started == [] and (tmp_path / "episodes.jsonl").read_bytes() == before
+    assert set(report["pass_at_k"]) == {"1", "2"}
+    with pytest.raises(ConfigurationError, match="differs in n"):  # other episodes: still refused
+        evaluate(EvalConfig(env="TimeSeries-v0", policy="random", limit=3, n=3), tmp_path, plots=False)

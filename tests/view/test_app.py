@@ -54,6 +54,42 @@ def test_a_token_is_made_up_when_bound_beyond_loopback() -> None:
     assert given is not None and given.get_secret_value() == "mine"
 
 
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_an_empty_token_does_not_open_the_viewer_beyond_loopback(
+    served: Served, run_dir: Path, monkeypatch: pytest.MonkeyPatch, empty: str
+) -> None:
+    # `ENVHUB_VIEW_TOKEN=` (an unset compose variable) or `--token ""`: a token is still required.
+    monkeypatch.setenv("ENVHUB_VIEW_TOKEN", empty)
+    for settings in (ViewSettings(host="0.0.0.0"), ViewSettings(host="0.0.0.0", token=SecretStr(empty))):
+        secured = settings.secured()
+        assert secured.token is not None and len(secured.token.get_secret_value()) >= 24
+        with served(create_app(open_source(str(run_dir)), secured)) as base:
+            assert httpx.get(base + "/").status_code == 401
+            assert httpx.get(base + "/", params={"token": empty}).status_code == 401
+
+
+def test_without_a_token_only_loopback_host_names_are_answered(served: Served, run_dir: Path) -> None:
+    # DNS rebinding: a web page whose name now resolves to 127.0.0.1 must not read the run.
+    with served(create_app(open_source(str(run_dir)))) as base:
+        port = base.rsplit(":", 1)[1]
+        for host in (
+            f"127.0.0.1:{port}",
+            f"localhost:{port}",
+            f"[::1]:{port}",
+            f"127.0.0.2:{port}",
+            "localhost",
+        ):
+            assert httpx.get(base + "/", headers={"Host": host}).status_code == 200, host
+        rebound = httpx.get(base + "/", headers={"Host": f"attacker.example:{port}"})
+        assert (rebound.status_code, rebound.json()["code"]) == (403, "HOST_NOT_ALLOWED")
+        assert "--token" in rebound.json()["message"]
+    # With a token the token is the guard (a viewer bound beyond loopback is reached by any name).
+    app = create_app(open_source(str(run_dir)), ViewSettings(token=SecretStr("s3cret")))
+    with served(app) as base:
+        named = httpx.get(base + "/", headers={"Host": "viewer.lab:80", "Authorization": "Bearer s3cret"})
+        assert named.status_code == 200
+
+
 def test_bad_requests_get_typed_errors(served: Served, run_dir: Path) -> None:
     with served(create_app(open_source(str(run_dir)))) as base:
         missing = httpx.get(base + "/group", params={"batch": "iter_000009", "uid": "x"})
@@ -173,3 +209,10 @@ def test_the_overview_shows_the_latest_batches_unless_asked_for_all(served: Serv
         assert shown(batch="all") == set(range(1, RECENT + 3))
         assert shown(batch="iter_000001") == {1}
         assert httpx.get(base + "/", params={"batch": "iter_000099"}).status_code == 404
+
+
+def test_the_viewers_error_codes_are_envhubs() -> None:
+    from envhub.core.errors import ErrorCode
+    from envhub.view._app import ViewerHostError, ViewerTokenError
+
+    assert {ViewerHostError("x").code, ViewerTokenError().code} <= set(ErrorCode)

@@ -12,7 +12,15 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["system_prompt", "text_tools_prompt"]
+__all__ = [
+    "FIRST_STEP",
+    "HISTORY_LENGTH",
+    "MEMORY_STYLE",
+    "WITH_HISTORY",
+    "domain_system_prompt",
+    "system_prompt",
+    "text_tools_prompt",
+]
 
 _CALL_SYNTAX = """# Tools
 
@@ -39,3 +47,38 @@ def text_tools_prompt(policy: str, tools: Sequence[dict[str, Any]]) -> str:
     """
     listing = "\n".join(json.dumps(tool["function"], separators=(",", ":")) for tool in tools)
     return policy.rstrip() + "\n\n" + _CALL_SYNTAX.format(tools=listing)
+
+
+# -- the rollout engine's prompt templates (contract: envhub.agent.prompt) ---------------------
+# The per-domain modules (prompt_retail, prompt_airline) add SYSTEM: the domain's policy with the
+# tool list and the call syntax, so the engine (training, eval, envhub rollout) plays tau with
+# any text model. The customer's messages and the tool results are the observations.
+
+MEMORY_STYLE = "step"
+#: The whole conversation by default (an episode has at most 30 turns).
+HISTORY_LENGTH = 30
+
+_ANSWER = "Answer with exactly one tool call or one message to the customer."
+
+FIRST_STEP = "The customer writes: {observation}\n\n" + _ANSWER
+
+WITH_HISTORY = (
+    "The conversation so far, {step_count} turn(s) (the last {history_length} shown, each with what "
+    "you saw and what you did):\n{history}\n"
+    "Turn {current_step}. Latest: {observation}\n\n" + _ANSWER
+)
+
+
+def domain_system_prompt(domain: str) -> str:
+    """The system prompt of ``domain`` for text models: its policy, its tools and the call syntax.
+
+    Raises:
+        DataNotFoundError: the tau-bench data is missing.
+    """
+    from envhub.envs.tau.airline_tools import AIRLINE_TOOLS
+    from envhub.envs.tau.data import load_domain
+    from envhub.envs.tau.retail_tools import RETAIL_TOOLS
+    from envhub.envs.tau.toolkit import tool_schemas
+
+    tools = {"retail": RETAIL_TOOLS, "airline": AIRLINE_TOOLS}[domain]
+    return text_tools_prompt(load_domain(domain).policy, tool_schemas(tools))

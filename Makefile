@@ -64,8 +64,10 @@ demo: $(VENV)/.demo-installed
 	$(BIN)/envhub-train --config trainers/gigpo_sokoban_easy.yaml --model runs/models/tiny64 \
 		--run-dir runs/demo --set output.resume=false
 
+# PYTEST_ARGS picks a part of the suite (.ci/run times the groups: make test PYTEST_ARGS='-m vllm').
+PYTEST_ARGS ?=
 test: $(VENV)/.test-installed system-deps vllm-venv verl-venv docker-engine
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 check: $(VENV)/.test-installed
 	bash scripts/check

@@ -222,6 +222,26 @@ class Registry:
             registered=sorted(self.scripted),
         )
 
+    def env_name(self, name: str | None, *, field: str) -> None:
+        """Refuse an env name that is an import path (``module:Class``), before anything imports it.
+
+        ``context.family`` and ``context.render_preset`` take an env name, and
+        :func:`envhub.envs.resolve` also imports ``module:Class`` entry points; a request may
+        name only catalogue entries (ids, short ids, family names), which never hold a colon.
+
+        Raises:
+            NotRegisteredError: ``name`` holds a colon.
+        """
+        if name is None or ":" not in name:
+            return
+        raise NotRegisteredError(
+            f"{field}={name!r} is an import path; a request may name only an env of the catalogue "
+            "(an id such as 'envhub/ALFWorld-v0', 'ALFWorld-v0' or a family such as 'alfworld'). "
+            "Import paths are never loaded from a request.",
+            kind=field,
+            name=name,
+        )
+
     def projection(self, rule: str) -> str:
         """A projection rule the request names, as the rule the engine runs.
 
@@ -540,6 +560,8 @@ class JobManager:
             update["policy"] = self.registry.scripted_path(request.policy)
         else:
             self.allow.check(request.policy.base_url, what="policy")
+        for field in ("family", "render_preset"):
+            self.registry.env_name(getattr(request.context, field), field=f"context.{field}")
         if request.context.projection is not None:
             rule = self.registry.projection(request.context.projection)
             update["context"] = request.context.model_copy(update={"projection": rule})

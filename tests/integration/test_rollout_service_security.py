@@ -10,6 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import sys
+import time
+
 import httpx
 import pytest
 from fastapi.testclient import TestClient
@@ -100,6 +103,30 @@ def test_an_import_path_as_projection_is_refused_and_registered_names_work(
     for rule in ("think_action", "mine"):
         ok = client.post("/v1/rollouts", json=job(env_server, context={"projection": rule}), headers=AUTH)
         assert ok.status_code == 201, ok.text
+
+
+MARKER = "tests.rollout.import_marker"
+
+
+@pytest.mark.parametrize("field", ["family", "render_preset"])
+def test_an_import_path_as_env_name_in_the_context_is_refused_and_never_imported(
+    env_server: RunningServer, client: TestClient, field: str
+) -> None:
+    # context.family / context.render_preset take an env name, and envhub.envs.resolve also takes
+    # a 'module:Class' entry point, which it imports: a request must never get that far.
+    sys.modules.pop(MARKER, None)
+    context = {field: f"{MARKER}:Marker", "agentocr": field == "render_preset"}
+    reply = client.post("/v1/rollouts", json=job(env_server, context=context), headers=AUTH)
+    if reply.status_code == 201:  # let the job run into the import, then report it
+        job_id = reply.json()["job_id"]
+        deadline = time.monotonic() + 10
+        while client.get(f"/v1/rollouts/{job_id}", headers=AUTH).json()["status"] in ("starting", "running"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert MARKER not in sys.modules, "a request made the service import a module it named"
+    assert reply.status_code == 422 and reply.json()["code"] == "NOT_REGISTERED", reply.text
+    ok = client.post("/v1/rollouts", json=job(env_server, context={field: "timeseries"}), headers=AUTH)
+    assert ok.status_code == 201, ok.text
 
 
 @pytest.mark.parametrize(

@@ -560,8 +560,8 @@ class JobManager:
             update["policy"] = self.registry.scripted_path(request.policy)
         else:
             self.allow.check(request.policy.base_url, what="policy")
-        for field in ("family", "render_preset"):
-            self.registry.env_name(getattr(request.context, field), field=f"context.{field}")
+        for name in ("family", "render_preset"):
+            self.registry.env_name(getattr(request.context, name), field=f"context.{name}")
         if request.context.projection is not None:
             rule = self.registry.projection(request.context.projection)
             update["context"] = request.context.model_copy(update={"projection": rule})

@@ -6,12 +6,11 @@ The service runs in-process (``TestClient``) against a real env server, and once
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import sys
-import time
 
 import httpx
 import pytest

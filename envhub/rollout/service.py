@@ -716,11 +716,20 @@ class JobManager:
                 "groups were published. Run it with a journal (REDIS_URL), or submit a new job.",
                 job_id=job_id,
             )
-        if not await self.leases.acquire(job_id):
-            raise JobNotRetryableError(f"Job {job_id!r} is held by another service instance.", job_id=job_id)
-        await self.journal.finish_job(job_id, "running")
-        done = await self.journal.done_slots(job_id)
-        points = await self.journal.open_groups(job_id)
+        # Claim the retry before the first await: a concurrent retry (or the pruner) now sees a
+        # job that is no longer failed, so only one task ever runs the job.
+        job.status, job.finished_at = "starting", None
+        try:
+            if not await self.leases.acquire(job_id):
+                raise JobNotRetryableError(
+                    f"Job {job_id!r} is held by another service instance.", job_id=job_id
+                )
+            await self.journal.finish_job(job_id, "running")
+            done = await self.journal.done_slots(job_id)
+            points = await self.journal.open_groups(job_id)
+        except BaseException:
+            job.status, job.finished_at = "failed", time.time()
+            raise
         job.engine = None
         self._start(job, done_slots=done, resume=points)
         return job

@@ -165,3 +165,32 @@ def _wait(client: TestClient, job_id: str, timeout_s: float = 60) -> dict[str, A
             return progress
         assert time.monotonic() < deadline, progress
         time.sleep(0.05)
+
+
+def test_concurrent_retries_of_a_failed_job_start_it_once(
+    env_server: RunningServer, own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    # Two operators (or a client retrying on a timeout) POST .../retry at once: the check "is it
+    # failed?" and the restart are separated by Redis round trips, so both used to pass it and
+    # start two tasks on one job (stepping the same sessions; the first task orphaned, so DELETE
+    # could no longer stop it). Both retries enter the manager on the service's own loop.
+    from envhub.rollout.service import JobManager, JobNotRetryableError
+
+    stream = "envhub:t-retry-race"
+    settings = RolloutServiceSettings(scripted_policies=SCRIPTED, redis_url=own_redis.url, stream=stream)
+    with TestClient(create_app(settings)) as client:
+        dying = body(env_server, policy="scripted:dies_after_a_while", max_concurrent_groups=1)
+        job_id = client.post("/v1/rollouts", json=dying).json()["job_id"]
+        assert _wait(client, job_id)["status"] == "failed"
+        manager: JobManager = client.app.state.jobs  # type: ignore[attr-defined]
+
+        async def race() -> list[Any]:
+            return await asyncio.gather(*(manager.retry(job_id) for _ in range(3)), return_exceptions=True)
+
+        outcomes = client.portal.call(race)  # type: ignore[union-attr]
+        started = [o for o in outcomes if not isinstance(o, BaseException)]
+        refused = [o for o in outcomes if isinstance(o, JobNotRetryableError)]
+        assert len(started) == 1 and len(refused) == 2, outcomes
+        _wait(client, job_id)
+    uids = Counter(e[b"uid"].decode() for e in raw_stream(own_redis.url, stream))
+    assert set(uids.values()) <= {1}, uids

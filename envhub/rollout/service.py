@@ -56,6 +56,7 @@ from envhub.rollout.jobs import (
 )
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
+from envhub.server.app import BodyLimit
 from envhub.server.errors import install_error_handler
 
 __all__ = [
@@ -111,6 +112,9 @@ class RolloutServiceSettings(BaseSettings):
     )
     stream: str = Field(default="envhub:groups", description="Redis stream (key prefix) of finished groups.")
     max_jobs: int = Field(default=16, ge=1, description="Jobs running at once.")
+    max_body_bytes: int = Field(
+        default=8 << 20, ge=1024, description="Largest request body accepted (413 PAYLOAD_TOO_LARGE)."
+    )
     token: SecretStr | None = Field(
         default=None, description="Bearer token required on every route but /health (ENVHUB_TOKEN)."
     )
@@ -1060,6 +1064,7 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = RolloutMetrics()
     install_error_handler(app)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.include_router(router)
     app.include_router(ops)
     return app

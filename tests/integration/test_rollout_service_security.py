@@ -165,3 +165,12 @@ def test_the_service_process_reads_its_token_from_envhub_token(
         assert httpx.get(f"{service.url}/health").status_code == 200
     finally:
         service.stop()
+
+
+def test_a_huge_body_is_refused_before_it_is_parsed(env_server: RunningServer, client: TestClient) -> None:
+    # 2M task ids (~20 MB of JSON): without a body limit the service parsed it all, then started a
+    # job of 2M groups. The env server's limit (413 PAYLOAD_TOO_LARGE) applies here too.
+    huge = job(env_server, count=None, task_ids=[f"test-{i % 10}" for i in range(2_000_000)])
+    reply = client.post("/v1/rollouts", json=huge, headers=AUTH)
+    assert reply.status_code == 413 and reply.json()["code"] == "PAYLOAD_TOO_LARGE", reply.text[:300]
+    assert client.get("/v1/rollouts", headers=AUTH).json()["count"] == 0

@@ -428,8 +428,10 @@ def rollout_command(
     out_existed = out.exists()
     if redis_url is not None:
         from envhub.rollout.queue.redis import RedisQueue
+        from envhub.rollout.queue.settings import QueueSettings
 
-        queue = RedisQueue(redis_url, stream=stream)
+        bounds = QueueSettings()  # ENVHUB_QUEUE_MAX_LAG bounds this producer too
+        queue = RedisQueue(redis_url, stream=stream, max_lag=bounds.max_lag, claim_idle_ms=bounds.lease_ms)
     else:
         from envhub.rollout.export import JsonlGroupWriter
 

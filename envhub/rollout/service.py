@@ -988,8 +988,17 @@ def _default_queue(settings: RolloutServiceSettings) -> tuple[GroupQueue, Servic
 
     if settings.redis_url:
         from envhub.rollout.queue.redis import RedisQueue
+        from envhub.rollout.queue.settings import QueueSettings
 
-        queue = RedisQueue(settings.redis_url, stream=settings.stream, consumer="rollout-service")
+        bounds = QueueSettings()  # ENVHUB_QUEUE_MAX_LAG etc.: the service is the producer they bound
+        queue = RedisQueue(
+            settings.redis_url,
+            stream=settings.stream,
+            consumer="rollout-service",
+            max_lag=bounds.max_lag,
+            max_unacked=bounds.max_unacked,
+            claim_idle_ms=bounds.lease_ms,
+        )
         return queue, EngineJournal(RedisJournal(queue, prefix=f"{settings.stream}:journal"), queue)
     # In-process, the journal only guards against publishing a slot twice (it dies with us).
     memory = MemoryQueue()

@@ -194,3 +194,49 @@ def test_concurrent_retries_of_a_failed_job_start_it_once(
         _wait(client, job_id)
     uids = Counter(e[b"uid"].decode() for e in raw_stream(own_redis.url, stream))
     assert set(uids.values()) <= {1}, uids
+
+
+def test_the_service_publishes_under_envhub_queue_max_lag(
+    env_server: RunningServer, own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    # docs/rollout.md: "a producer waits while the trainers' group has ENVHUB_QUEUE_MAX_LAG groups
+    # published but not yet delivered". The service built its queue without QueueSettings, so the
+    # setting did nothing there (the bound stayed 1,024). Counted on the raw stream.
+    from envhub.rollout.queue.redis import RedisQueue
+
+    stream = "envhub:t-max-lag"
+    service = Service(
+        free_port(),
+        redis_url=own_redis.url,
+        stream=stream,
+        log=tmp_path / "s.log",
+        env={"ENVHUB_QUEUE_MAX_LAG": "2"},
+    )
+    try:
+        job_id = service.post("/v1/rollouts", body(env_server, policy="scripted:heuristic")).json()["job_id"]
+        deadline = time.monotonic() + 60
+        while len(raw_stream(own_redis.url, stream)) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(3.0)  # every group finishes meanwhile; the rest must wait (parked), unpublished
+        assert len(raw_stream(own_redis.url, stream)) == 2
+        assert service.progress(job_id)["status"] == "running"
+
+        async def consume() -> list[str]:
+            queue = RedisQueue(own_redis.url, stream=stream, consumer="t")
+            uids: list[str] = []
+            try:
+                while len(uids) < 6:
+                    got = await queue.get(6, timeout_s=30)
+                    assert got, uids
+                    uids += [d.group.uid for d in got]
+                    await queue.ack(got)
+            finally:
+                await queue.aclose()
+            return uids
+
+        uids = asyncio.run(consume())
+        assert service.wait(job_id, {"done", "failed", "cancelled"})["status"] == "done"
+    finally:
+        service.stop()
+    assert sorted(Counter(uids).values()) == [1] * 6

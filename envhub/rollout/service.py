@@ -743,8 +743,29 @@ class JobManager:
         if self.journal is None:
             return
         for job_id, status, spec in await self.journal.job_statuses():
-            if job_id in self.jobs:
-                continue
+            known = self.jobs.get(job_id)
+            if known is not None:
+                if known.task is not None and not known.task.done():
+                    continue  # running here
+                if status in FINISHED:
+                    if known.status == "interrupted":  # another instance finished it meanwhile
+                        known.status, known.finished_at = status, time.time()
+                    continue
+                if known.status in ("done", "cancelled"):
+                    # Our final status never reached the journal (Redis was away): write it again,
+                    # so a cancelled job is never resumed anywhere.
+                    await self.journal.finish_job(job_id, known.status)
+                    continue
+                if known.status not in ("interrupted", "failed"):
+                    continue
+                # Paused here after a lost lease, or a failed copy that another instance has
+                # retried since: the journal says it runs. Adopt it once its lease is free; while
+                # another instance holds it, forget a stale failed copy (the pruner must never
+                # delete the journal keys of a job running elsewhere).
+                if not await self.leases.acquire(job_id):
+                    if known.status == "failed":
+                        del self.jobs[job_id]
+                    continue
             request = self._stored(RolloutRequest.model_validate(spec))
             if status in FINISHED:
                 job = Job(job_id=job_id, request=request, env_id=request.env_id, status=status)

@@ -392,17 +392,20 @@ def rollout_command(
             raise ConfigurationError(
                 f"--env-kwarg {item!r}: the value is not JSON ({exc.msg}); write KEY=JSON, e.g. images=false."
             ) from None
-    config = EngineConfig(
-        group_size=group_size,
-        max_concurrent_groups=concurrency,
-        sampling=sampling,
-        context=ContextConfig(max_steps=max_steps, agentocr=agentocr),
-        trajectory_mode=trajectory_mode,
-        split=split,
-        env_kwargs=kwargs,
-        step_timeout_s=step_timeout,
-        on_failure=on_failure,  # type: ignore[arg-type]
-    )
+    try:  # --group-size 0, --concurrency 0, --max-steps 0, --step-timeout -1: one line, exit 2
+        config = EngineConfig(
+            group_size=group_size,
+            max_concurrent_groups=concurrency,
+            sampling=sampling,
+            context=ContextConfig(max_steps=max_steps, agentocr=agentocr),
+            trajectory_mode=trajectory_mode,
+            split=split,
+            env_kwargs=kwargs,
+            step_timeout_s=step_timeout,
+            on_failure=on_failure,  # type: ignore[arg-type]
+        )
+    except ValidationError as exc:
+        raise InvalidJobError.from_validation(exc, flags=True) from None
     if service_url is not None:
         _rollout_on_service(
             service_url,
@@ -433,8 +436,10 @@ def rollout_command(
     out_existed = out.exists()
     if redis_url is not None:
         from envhub.rollout.queue.redis import RedisQueue
+        from envhub.rollout.queue.settings import QueueSettings
 
-        queue = RedisQueue(redis_url, stream=stream)
+        bounds = QueueSettings()  # ENVHUB_QUEUE_MAX_LAG bounds this producer too
+        queue = RedisQueue(redis_url, stream=stream, max_lag=bounds.max_lag, claim_idle_ms=bounds.lease_ms)
     else:
         from envhub.rollout.export import JsonlGroupWriter
 

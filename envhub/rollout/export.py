@@ -173,13 +173,21 @@ async def export_stream(
     entry) and acked only once ``write`` returned, i.e. once the file is on disk; a failed write
     acks nothing (the next ``--consume`` export gets the same groups again).
     """
-    from envhub.rollout.queue.redis import RedisQueue, read_stream
+    from envhub.rollout.queue.redis import RedisQueue, mask_url, read_stream
 
     # It holds everything until the file is written: no bound on unacked deliveries.
     queue = RedisQueue(
         url, stream=stream, group=group, consumer="export", envs=envs, runs=runs, max_unacked=2**62
     )
     try:
+        async with queue.redis_errors(f"looking up stream {stream} (EXISTS)"):
+            exists = await queue.client.exists(stream)
+        if not exists:  # a mistyped --stream: say so, write nothing, create nothing
+            raise ConfigurationError(
+                f"There is no stream {stream!r} at {mask_url(url)}; check --stream (the rollout service "
+                "publishes to ENVHUB_STREAM, default envhub:groups).",
+                stream=stream,
+            )
         if not consume:
             async with queue.redis_errors(f"reading stream {stream} (XRANGE)"):
                 groups = [g async for g in read_stream(queue.client, stream, envs=envs, runs=runs)]

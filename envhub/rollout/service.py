@@ -58,6 +58,7 @@ from envhub.rollout.jobs import (
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
 from envhub.rollout.queue.settings import QueueSettings, run_group
+from envhub.server.app import BodyLimit
 from envhub.server.errors import install_error_handler
 
 __all__ = [
@@ -113,6 +114,9 @@ class RolloutServiceSettings(BaseSettings):
     )
     stream: str = Field(default="envhub:groups", description="Redis stream (key prefix) of finished groups.")
     max_jobs: int = Field(default=16, ge=1, description="Jobs running at once.")
+    max_body_bytes: int = Field(
+        default=8 << 20, ge=1024, description="Largest request body accepted (413 PAYLOAD_TOO_LARGE)."
+    )
     token: SecretStr | None = Field(
         default=None, description="Bearer token required on every route but /health (ENVHUB_TOKEN)."
     )
@@ -222,6 +226,26 @@ class Registry:
             kind="scripted_policy",
             name=name,
             registered=sorted(self.scripted),
+        )
+
+    def env_name(self, name: str | None, *, field: str) -> None:
+        """Refuse an env name that is an import path (``module:Class``), before anything imports it.
+
+        ``context.family`` and ``context.render_preset`` take an env name, and
+        :func:`envhub.envs.resolve` also imports ``module:Class`` entry points; a request may
+        name only catalogue entries (ids, short ids, family names), which never hold a colon.
+
+        Raises:
+            NotRegisteredError: ``name`` holds a colon.
+        """
+        if name is None or ":" not in name:
+            return
+        raise NotRegisteredError(
+            f"{field}={name!r} is an import path; a request may name only an env of the catalogue "
+            "(an id such as 'envhub/ALFWorld-v0', 'ALFWorld-v0' or a family such as 'alfworld'). "
+            "Import paths are never loaded from a request.",
+            kind=field,
+            name=name,
         )
 
     def projection(self, rule: str) -> str:
@@ -568,6 +592,8 @@ class JobManager:
             update["policy"] = self.registry.scripted_path(request.policy)
         else:
             self.allow.check(request.policy.base_url, what="policy")
+        for name in ("family", "render_preset"):
+            self.registry.env_name(getattr(request.context, name), field=f"context.{name}")
         if request.context.projection is not None:
             rule = self.registry.projection(request.context.projection)
             update["context"] = request.context.model_copy(update={"projection": rule})
@@ -723,12 +749,21 @@ class JobManager:
                 "groups were published. Run it with a journal (REDIS_URL), or submit a new job.",
                 job_id=job_id,
             )
-        if not await self.leases.acquire(job_id):
-            raise JobNotRetryableError(f"Job {job_id!r} is held by another service instance.", job_id=job_id)
-        await self.journal.finish_job(job_id, "running")
-        journal = self.channel(job.request)[1] or self.journal
-        done = await journal.done_slots(job_id)  # parked groups go to the job's own stream
-        points = await journal.open_groups(job_id)
+        # Claim the retry before the first await: a concurrent retry (or the pruner) now sees a
+        # job that is no longer failed, so only one task ever runs the job.
+        job.status, job.finished_at = "starting", None
+        try:
+            if not await self.leases.acquire(job_id):
+                raise JobNotRetryableError(
+                    f"Job {job_id!r} is held by another service instance.", job_id=job_id
+                )
+            await self.journal.finish_job(job_id, "running")
+            journal = self.channel(job.request)[1] or self.journal
+            done = await journal.done_slots(job_id)  # parked groups go to the job's own stream
+            points = await journal.open_groups(job_id)
+        except BaseException:
+            job.status, job.finished_at = "failed", time.time()
+            raise
         job.engine = None
         self._start(job, done_slots=done, resume=points)
         return job
@@ -738,8 +773,29 @@ class JobManager:
         if self.journal is None:
             return
         for job_id, status, spec in await self.journal.job_statuses():
-            if job_id in self.jobs:
-                continue
+            known = self.jobs.get(job_id)
+            if known is not None:
+                if known.task is not None and not known.task.done():
+                    continue  # running here
+                if status in FINISHED:
+                    if known.status == "interrupted":  # another instance finished it meanwhile
+                        known.status, known.finished_at = status, time.time()
+                    continue
+                if known.status in ("done", "cancelled"):
+                    # Our final status never reached the journal (Redis was away): write it again,
+                    # so a cancelled job is never resumed anywhere.
+                    await self.journal.finish_job(job_id, known.status)
+                    continue
+                if known.status not in ("interrupted", "failed"):
+                    continue
+                # Paused here after a lost lease, or a failed copy that another instance has
+                # retried since: the journal says it runs. Adopt it once its lease is free; while
+                # another instance holds it, forget a stale failed copy (the pruner must never
+                # delete the journal keys of a job running elsewhere).
+                if not await self.leases.acquire(job_id):
+                    if known.status == "failed":
+                        del self.jobs[job_id]
+                    continue
             request = self._stored(RolloutRequest.model_validate(spec))
             if status in FINISHED:
                 job = Job(job_id=job_id, request=request, env_id=request.env_id, status=status)
@@ -985,13 +1041,14 @@ def _default_queue(settings: RolloutServiceSettings) -> tuple[GroupQueue, Servic
     if settings.redis_url:
         from envhub.rollout.queue.redis import RedisQueue
 
-        q = QueueSettings()
+        bounds = QueueSettings()  # ENVHUB_QUEUE_MAX_LAG etc.: the service is the producer they bound
         queue = RedisQueue(
             settings.redis_url,
             stream=settings.stream,
             consumer="rollout-service",
-            max_lag=q.max_lag,
-            claim_idle_ms=q.lease_ms,
+            max_lag=bounds.max_lag,
+            max_unacked=bounds.max_unacked,
+            claim_idle_ms=bounds.lease_ms,
         )
         return queue, EngineJournal(RedisJournal(queue, prefix=f"{settings.stream}:journal"), queue)
     # In-process, the journal only guards against publishing a slot twice (it dies with us).
@@ -1024,6 +1081,7 @@ def _job_channels(
             consumer="rollout-service",
             run=run,
             max_lag=q.max_lag,
+            max_unacked=q.max_unacked,
             claim_idle_ms=q.lease_ms,
             client=base.client,
         )
@@ -1110,6 +1168,7 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = RolloutMetrics()
     install_error_handler(app)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.include_router(router)
     app.include_router(ops)
     return app

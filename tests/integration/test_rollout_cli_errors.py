@@ -37,8 +37,23 @@ HEURISTIC = ["--policy", "scripted:envhub.envs.timeseries.policy:HeuristicPolicy
         ([*HEURISTIC, "--count", "1000000"], "COUNT_BEYOND_SPLIT"),
         ([*HEURISTIC, "--count", "2", "--on-failure", "explode"], "INVALID_CONFIG"),
         ([*HEURISTIC, "--count", "2", "--env-kwarg", "images=[not json"], "INVALID_CONFIG"),
+        ([*HEURISTIC, "--count", "2", "--group-size", "0"], "VALIDATION_ERROR"),
+        ([*HEURISTIC, "--count", "2", "--concurrency", "0"], "VALIDATION_ERROR"),
+        ([*HEURISTIC, "--count", "2", "--max-steps", "0"], "VALIDATION_ERROR"),
+        ([*HEURISTIC, "--count", "2", "--step-timeout", "-1"], "VALIDATION_ERROR"),
     ],
-    ids=["temperature", "max-tokens", "policy-down", "count", "on-failure", "env-kwarg"],
+    ids=[
+        "temperature",
+        "max-tokens",
+        "policy-down",
+        "count",
+        "on-failure",
+        "env-kwarg",
+        "group-size",
+        "concurrency",
+        "max-steps",
+        "step-timeout",
+    ],
 )
 def test_bad_input_is_one_line_exit_2_and_no_output_file(args: list[str], code: str, tmp_path: Path) -> None:
     out = tmp_path / "groups.jsonl"

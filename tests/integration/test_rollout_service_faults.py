@@ -165,3 +165,78 @@ def _wait(client: TestClient, job_id: str, timeout_s: float = 60) -> dict[str, A
             return progress
         assert time.monotonic() < deadline, progress
         time.sleep(0.05)
+
+
+def test_concurrent_retries_of_a_failed_job_start_it_once(
+    env_server: RunningServer, own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    # Two operators (or a client retrying on a timeout) POST .../retry at once: the check "is it
+    # failed?" and the restart are separated by Redis round trips, so both used to pass it and
+    # start two tasks on one job (stepping the same sessions; the first task orphaned, so DELETE
+    # could no longer stop it). Both retries enter the manager on the service's own loop.
+    from envhub.rollout.service import JobManager, JobNotRetryableError
+
+    stream = "envhub:t-retry-race"
+    settings = RolloutServiceSettings(scripted_policies=SCRIPTED, redis_url=own_redis.url, stream=stream)
+    with TestClient(create_app(settings)) as client:
+        dying = body(env_server, policy="scripted:dies_after_a_while", max_concurrent_groups=1)
+        job_id = client.post("/v1/rollouts", json=dying).json()["job_id"]
+        assert _wait(client, job_id)["status"] == "failed"
+        manager: JobManager = client.app.state.jobs  # type: ignore[attr-defined]
+
+        async def race() -> list[Any]:
+            return await asyncio.gather(*(manager.retry(job_id) for _ in range(3)), return_exceptions=True)
+
+        outcomes = client.portal.call(race)  # type: ignore[union-attr]
+        started = [o for o in outcomes if not isinstance(o, BaseException)]
+        refused = [o for o in outcomes if isinstance(o, JobNotRetryableError)]
+        assert len(started) == 1 and len(refused) == 2, outcomes
+        _wait(client, job_id)
+    uids = Counter(e[b"uid"].decode() for e in raw_stream(own_redis.url, stream))
+    assert set(uids.values()) <= {1}, uids
+
+
+def test_the_service_publishes_under_envhub_queue_max_lag(
+    env_server: RunningServer, own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    # docs/rollout.md: "a producer waits while the trainers' group has ENVHUB_QUEUE_MAX_LAG groups
+    # published but not yet delivered". The service built its queue without QueueSettings, so the
+    # setting did nothing there (the bound stayed 1,024). Counted on the raw stream.
+    from envhub.rollout.queue.redis import RedisQueue
+
+    stream = "envhub:t-max-lag"
+    service = Service(
+        free_port(),
+        redis_url=own_redis.url,
+        stream=stream,
+        log=tmp_path / "s.log",
+        env={"ENVHUB_QUEUE_MAX_LAG": "2"},
+    )
+    try:
+        job_id = service.post("/v1/rollouts", body(env_server, policy="scripted:heuristic")).json()["job_id"]
+        deadline = time.monotonic() + 60
+        while len(raw_stream(own_redis.url, stream)) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(3.0)  # every group finishes meanwhile; the rest must wait (parked), unpublished
+        assert len(raw_stream(own_redis.url, stream)) == 2
+        assert service.progress(job_id)["status"] == "running"
+
+        async def consume() -> list[str]:
+            queue = RedisQueue(own_redis.url, stream=stream, consumer="t")
+            uids: list[str] = []
+            try:
+                while len(uids) < 6:
+                    got = await queue.get(6, timeout_s=30)
+                    assert got, uids
+                    uids += [d.group.uid for d in got]
+                    await queue.ack(got)
+            finally:
+                await queue.aclose()
+            return uids
+
+        uids = asyncio.run(consume())
+        assert service.wait(job_id, {"done", "failed", "cancelled"})["status"] == "done"
+    finally:
+        service.stop()
+    assert sorted(Counter(uids).values()) == [1] * 6

@@ -156,3 +156,35 @@ def test_two_instances_on_one_redis_never_step_the_same_job_and_one_adopts_a_dea
     assert progress["status"] == "done" and progress["published"] == 6, progress
     uids = Counter(e[b"uid"].decode() for e in raw_stream(REDIS, stream))
     assert sorted(int(uid.split(":")[1]) for uid in uids) == list(range(6)) and set(uids.values()) == {1}
+
+
+def test_an_instance_that_lost_a_jobs_lease_adopts_it_again_once_the_lease_lapses(
+    env_server: RunningServer, stream: str, tmp_path: Path
+) -> None:
+    # A Redis blip longer than the TTL lets another instance take a job's lease: this instance
+    # pauses the job ("interrupted"). If the other instance then dies, the job must come back
+    # here once that lease lapses; it used to stay interrupted until this instance restarted
+    # (resume_all skipped every job id it already knew).
+    import redis
+
+    service = Service(
+        free_port(), redis_url=REDIS, stream=stream, log=tmp_path / "s.log", env={"ENVHUB_LEASE_TTL_S": "1"}
+    )
+    try:
+        job_id = service.post("/v1/rollouts", body(env_server, 6)).json()["job_id"]
+        deadline = time.monotonic() + 60
+        while service.progress(job_id)["published"] < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        # "another instance" holds the lease for 2.5 s, then dies without releasing it
+        redis.Redis.from_url(REDIS).set(f"{stream}:lease:{job_id}", "other-instance:1", px=2500)
+        deadline = time.monotonic() + 10
+        while service.progress(job_id)["status"] != "interrupted":
+            assert time.monotonic() < deadline, service.progress(job_id)
+            time.sleep(0.05)
+        progress = service.wait(job_id, {"done", "failed", "cancelled"}, timeout_s=90)
+    finally:
+        service.stop()
+    assert progress["status"] == "done" and progress["published"] == 6, progress
+    uids = Counter(e[b"uid"].decode() for e in raw_stream(REDIS, stream))
+    assert sorted(int(uid.split(":")[1]) for uid in uids) == list(range(6)) and set(uids.values()) == {1}

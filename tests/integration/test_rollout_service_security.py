@@ -6,6 +6,8 @@ The service runs in-process (``TestClient``) against a real env server, and once
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -102,6 +104,30 @@ def test_an_import_path_as_projection_is_refused_and_registered_names_work(
         assert ok.status_code == 201, ok.text
 
 
+MARKER = "tests.rollout.import_marker"
+
+
+@pytest.mark.parametrize("field", ["family", "render_preset"])
+def test_an_import_path_as_env_name_in_the_context_is_refused_and_never_imported(
+    env_server: RunningServer, client: TestClient, field: str
+) -> None:
+    # context.family / context.render_preset take an env name, and envhub.envs.resolve also takes
+    # a 'module:Class' entry point, which it imports: a request must never get that far.
+    sys.modules.pop(MARKER, None)
+    context = {field: f"{MARKER}:Marker", "agentocr": field == "render_preset"}
+    reply = client.post("/v1/rollouts", json=job(env_server, context=context), headers=AUTH)
+    if reply.status_code == 201:  # let the job run into the import, then report it
+        job_id = reply.json()["job_id"]
+        deadline = time.monotonic() + 10
+        while client.get(f"/v1/rollouts/{job_id}", headers=AUTH).json()["status"] in ("starting", "running"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert MARKER not in sys.modules, "a request made the service import a module it named"
+    assert reply.status_code == 422 and reply.json()["code"] == "NOT_REGISTERED", reply.text
+    ok = client.post("/v1/rollouts", json=job(env_server, context={field: "timeseries"}), headers=AUTH)
+    assert ok.status_code == 201, ok.text
+
+
 @pytest.mark.parametrize(
     "url",
     [
@@ -139,3 +165,12 @@ def test_the_service_process_reads_its_token_from_envhub_token(
         assert httpx.get(f"{service.url}/health").status_code == 200
     finally:
         service.stop()
+
+
+def test_a_huge_body_is_refused_before_it_is_parsed(env_server: RunningServer, client: TestClient) -> None:
+    # 2M task ids (~20 MB of JSON): without a body limit the service parsed it all, then started a
+    # job of 2M groups. The env server's limit (413 PAYLOAD_TOO_LARGE) applies here too.
+    huge = job(env_server, count=None, task_ids=[f"test-{i % 10}" for i in range(2_000_000)])
+    reply = client.post("/v1/rollouts", json=huge, headers=AUTH)
+    assert reply.status_code == 413 and reply.json()["code"] == "PAYLOAD_TOO_LARGE", reply.text[:300]
+    assert client.get("/v1/rollouts", headers=AUTH).json()["count"] == 0

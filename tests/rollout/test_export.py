@@ -158,3 +158,22 @@ def test_export_with_consume_writes_the_file_before_it_acks_anything(
     assert result.exit_code == 0, result.output
     assert sorted(g.uid for g in read_jsonl(out)) == ["g0", "g1"]
     assert _take(redis_stream, 2) == ["g0", "g1"]  # consuming with its own group took nothing from trainers
+
+
+@pytest.mark.parametrize("consume", [False, True], ids=["xrange", "consume"])
+def test_export_of_a_stream_that_does_not_exist_says_so_and_writes_nothing(
+    tmp_path: Path, redis_stream: str, consume: bool
+) -> None:
+    # A mistyped --stream used to write an empty file and exit 0 (and --consume created the
+    # stream and a consumer group on it).
+    import redis
+
+    out = tmp_path / "export.jsonl"
+    args = ["rollouts", "export", "--redis-url", REDIS_URL, "--stream", redis_stream, "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, "--consume"] if consume else args)
+    assert isinstance(result.exception, ConfigurationError), result.output
+    assert redis_stream in str(result.exception) and "--stream" in str(result.exception)
+    assert not out.exists()
+    client = redis.Redis.from_url(REDIS_URL)
+    assert not client.exists(redis_stream)
+    client.close()

@@ -968,17 +968,16 @@ async def health(request: Request) -> dict[str, Any]:
     return {"status": "healthy" if ok else "degraded", "redis": redis_state, "env_replicas": replicas}
 
 
-@ops.get("/ready", dependencies=[Depends(require_token)])
+@ops.get("/ready")
 async def ready(request: Request) -> Response:
-    """Readiness: 503 while Redis is unreachable or the service is shutting down."""
+    """Readiness: 503 while Redis is unreachable or the service is shutting down.
+
+    Open like ``/health`` (as on the env server): a Kubernetes readiness probe sends no token.
+    It says only whether the service takes work, nothing about jobs.
+    """
     jobs: JobManager = request.app.state.jobs
     redis_state = await _redis_state(request.app.state.queue)
-    body = {
-        "ready": jobs.accepting and redis_state != "down",
-        "accepting": jobs.accepting,
-        "redis": redis_state,
-        "running_jobs": len(jobs.running()),
-    }
+    body = {"ready": jobs.accepting and redis_state != "down", "accepting": jobs.accepting, "redis": redis_state}
     return JSONResponse(body, status_code=200 if body["ready"] else 503)
 
 

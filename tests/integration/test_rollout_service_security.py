@@ -58,7 +58,7 @@ def job(server: RunningServer, **fields: Any) -> dict[str, Any]:
     return {**body, **fields}
 
 
-def test_every_route_but_health_needs_the_token(env_server: RunningServer, client: TestClient) -> None:
+def test_every_route_but_health_and_ready_needs_the_token(env_server: RunningServer, client: TestClient) -> None:
     calls = [
         ("POST", "/v1/rollouts", job(env_server)),
         ("GET", "/v1/rollouts", None),
@@ -66,13 +66,18 @@ def test_every_route_but_health_needs_the_token(env_server: RunningServer, clien
         ("DELETE", "/v1/rollouts/x", None),
         ("POST", "/v1/rollouts/x/retry", None),
         ("GET", "/metrics", None),
-        ("GET", "/ready", None),
     ]
     for method, path, body in calls:
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
             reply = client.request(method, path, json=body, headers=headers)
             assert reply.status_code == 401 and reply.json()["code"] == "UNAUTHORIZED", (method, path)
     assert client.get("/health").status_code == 200
+    # Open for probes (Kubernetes sends no token), and it names no job.
+    assert client.get("/ready").status_code == 200 and set(client.get("/ready").json()) == {
+        "ready",
+        "accepting",
+        "redis",
+    }
     assert client.get("/v1/rollouts", headers=AUTH).status_code == 200
     assert client.post("/v1/rollouts", json=job(env_server), headers=AUTH).status_code == 201
 

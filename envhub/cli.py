@@ -242,7 +242,7 @@ def serve_command(
     import uvicorn
 
     from envhub.server import ServerSettings, create_app
-    from envhub.server.app import UVICORN_WS
+    from envhub.server.app import uvicorn_ws_options
 
     flags: dict[str, Any] = {
         "env_id": env_id,
@@ -263,7 +263,7 @@ def serve_command(
         port=settings.port,
         log_level="info",
         access_log=False,
-        ws=UVICORN_WS,
+        **uvicorn_ws_options(settings),
     )
 
 

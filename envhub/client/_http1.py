@@ -5,8 +5,9 @@ client shares the cores with the server. Measured on the project's 2-core machin
 (``bench/server_load.py``), aiohttp spent about 100 µs of client CPU per REST step, more than the
 server's whole step; most of it is machinery an env client never uses (cookies, redirects,
 proxies, compression, tracing, per-request header objects). This transport writes a request
-as one pre-rendered byte string and parses the reply with ``bytes.find``, on an
-``asyncio.Protocol`` per connection: no task, no stream object, one future per request.
+as one pre-rendered byte string and reads the reply with ``httptools`` (llhttp, the parser
+uvicorn uses), on an ``asyncio.Protocol`` per connection: no task, no stream object, one
+future per request.
 
 What it supports is what the envhub server speaks: HTTP/1.1 on ``http://``, keep-alive, bodies
 by ``Content-Length`` or ``Transfer-Encoding: chunked`` (or until the server closes),
@@ -26,13 +27,12 @@ import collections
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+import httptools
+
 from envhub.client._retry import Reply, TransportFailure
 from envhub.core.errors import ConfigurationError
 
 __all__ = ["Http1Transport"]
-
-_HEAD_END = b"\r\n\r\n"
-_MAX_HEAD = 64 * 1024
 
 
 class _ProtocolFailure(Exception):
@@ -40,17 +40,19 @@ class _ProtocolFailure(Exception):
 
 
 class _Connection(asyncio.Protocol):
-    """One keep-alive connection; at most one request in flight on it."""
+    """One keep-alive connection; at most one request in flight on it.
+
+    ``httptools.HttpResponseParser`` (llhttp) reads the replies and calls the ``on_*`` methods
+    below; they collect the status, headers and body and settle the request's future.
+    """
 
     __slots__ = (
-        "_body_left",
-        "_buffer",
-        "_chunks",
+        "_body",
         "_head_done",
         "_headers",
-        "_no_body",
-        "_status",
-        "_until_close",
+        "_parser",
+        "_skip_body",
+        "_started",
         "closed",
         "future",
         "keep_alive",
@@ -62,17 +64,15 @@ class _Connection(asyncio.Protocol):
         self.future: asyncio.Future[Reply] | None = None
         self.closed = False
         self.keep_alive = True
+        self._parser = httptools.HttpResponseParser(self)
+        self._skip_body = False  # a reply to HEAD: headers only, whatever they announce
         self._reset_reply()
 
     def _reset_reply(self) -> None:
-        self._buffer = bytearray()
+        self._started = False  # a status line has begun
         self._head_done = False
-        self._status = 0
         self._headers: dict[str, str] = {}
-        self._body_left = -1  # bytes still expected by Content-Length; -1: not by length
-        self._chunks: list[bytes] | None = None  # chunked: the decoded chunks so far
-        self._until_close = False
-        self._no_body = False
+        self._body: list[bytes] = []
 
     # -- asyncio.Protocol -------------------------------------------------------------------
 
@@ -84,139 +84,92 @@ class _Connection(asyncio.Protocol):
         future = self.future
         if future is None or future.done():
             return
-        if self._head_done and self._until_close:
-            self._finish(bytes(self._buffer))
+        if self._head_done and self._until_close():
+            self._finish()  # no length, not chunked: the body ran until the close
             return
         self.future = None
         future.set_exception(ConnectionResetError("the server closed the connection before its reply ended"))
 
     def data_received(self, data: bytes) -> None:
         if self.future is None:  # nothing asked: a server talking out of turn
-            self.keep_alive = False
-            if self.transport is not None:
-                self.transport.close()
+            self._drop()
             return
-        self._buffer += data
         try:
-            self._advance()
-        except _ProtocolFailure as exc:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as exc:
             future, self.future = self.future, None
-            self.keep_alive = False
-            if self.transport is not None:
-                self.transport.close()
+            self._drop()
             if future is not None and not future.done():
-                future.set_exception(exc)
+                future.set_exception(self._failure(exc, data))
 
     def eof_received(self) -> bool | None:
         return False  # close the transport; connection_lost settles the reply
 
-    # -- parsing ----------------------------------------------------------------------------
+    # -- httptools callbacks ----------------------------------------------------------------
 
-    def _advance(self) -> None:
-        buffer = self._buffer
-        if not self._head_done:
-            end = buffer.find(_HEAD_END)
-            if end < 0:
-                if len(buffer) > _MAX_HEAD:
-                    raise _ProtocolFailure("reply headers longer than 64 KiB")
-                return
-            self._parse_head(bytes(buffer[:end]))
-            self._head_done = True
-            del buffer[: end + 4]
-            if self._status < 200:  # 100 Continue and friends: the real reply follows
-                self._reset_reply()
-                self._buffer += buffer
-                if self._buffer:
-                    self._advance()
-                return
-            if self._no_body:
-                self._finish(b"")
-                return
-        if self._body_left >= 0:
-            if len(buffer) >= self._body_left:
-                body = bytes(buffer[: self._body_left])
-                if len(buffer) > self._body_left:
-                    self.keep_alive = False  # bytes beyond the reply: do not trust this connection
-                self._finish(body)
-            return
-        if self._chunks is not None:
-            self._read_chunks()
-        # else: the body runs until the server closes (connection_lost finishes it)
-
-    def _parse_head(self, head: bytes) -> None:
-        lines = head.split(b"\r\n")
-        status_line = lines[0]
-        if not status_line.startswith(b"HTTP/1."):
-            raise _ProtocolFailure(f"not an HTTP/1.x reply: {status_line[:60]!r}")
-        parts = status_line.split(b" ", 2)
-        try:
-            self._status = int(parts[1])
-        except (IndexError, ValueError) as exc:
-            raise _ProtocolFailure(f"bad status line: {status_line[:60]!r}") from exc
-        headers = self._headers
-        for line in lines[1:]:
-            name, sep, value = line.partition(b":")
-            if not sep:
-                raise _ProtocolFailure(f"bad header line: {line[:60]!r}")
-            key = name.strip().decode("latin-1").lower()
-            text = value.strip().decode("latin-1")
-            headers[key] = f"{headers[key]}, {text}" if key in headers else text
-        if status_line.startswith(b"HTTP/1.0"):
-            self.keep_alive = headers.get("connection", "").lower() == "keep-alive"
-        elif headers.get("connection", "").lower() == "close":
+    def on_message_begin(self) -> None:
+        if self.future is None:  # bytes beyond the reply: do not trust this connection
             self.keep_alive = False
-        if self._no_body or self._status in (204, 304) or self._status < 200:
-            self._no_body = self._status >= 200
-            return
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            self._chunks = []
-        elif "content-length" in headers:
-            try:
-                self._body_left = int(headers["content-length"])
-            except ValueError as exc:
-                raise _ProtocolFailure("bad Content-Length") from exc
-            if self._body_left < 0:
-                raise _ProtocolFailure("negative Content-Length")
-        else:
-            self._until_close = True
-            self.keep_alive = False
-
-    def _read_chunks(self) -> None:
-        buffer, chunks = self._buffer, self._chunks
-        assert chunks is not None
-        while True:
-            line_end = buffer.find(b"\r\n")
-            if line_end < 0:
-                return
-            size_text = bytes(buffer[:line_end]).split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError as exc:
-                raise _ProtocolFailure(f"bad chunk size {size_text[:20]!r}") from exc
-            if size == 0:
-                # Trailers (if any) end with an empty line.
-                if buffer[line_end + 2 : line_end + 4] == b"\r\n":
-                    consumed = line_end + 4
-                else:
-                    trailer_end = buffer.find(b"\r\n\r\n", line_end + 2)
-                    if trailer_end < 0:
-                        return
-                    consumed = trailer_end + 4
-                del buffer[:consumed]
-                self._finish(b"".join(chunks))
-                return
-            start = line_end + 2
-            if len(buffer) < start + size + 2:
-                return
-            chunks.append(bytes(buffer[start : start + size]))
-            del buffer[: start + size + 2]
-
-    def _finish(self, body: bytes) -> None:
-        future, self.future = self.future, None
-        reply = Reply(self._status, self._headers, body)
+            raise _ProtocolFailure("the server sent more than one reply")
         self._reset_reply()
+
+    def on_status(self, status: bytes) -> None:
+        self._started = True
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        headers = self._headers
+        key = name.decode("latin-1").lower()
+        text = value.decode("latin-1").strip()
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+
+    def on_headers_complete(self) -> None:
+        self._head_done = True
+        if not self._parser.should_keep_alive():
+            self.keep_alive = False
+        if self._skip_body and self._parser.get_status_code() >= 200:
+            # llhttp cannot be told that a reply to HEAD has no body: settle it now, and let
+            # the connection go (a parser would read the next reply as this one's body).
+            self.keep_alive = False
+            self._finish()
+
+    def on_body(self, body: bytes) -> None:
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        if self._parser.get_status_code() < 200:  # 100 Continue and friends: the reply follows
+            return
+        self._finish()
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _until_close(self) -> bool:
+        headers = self._headers
+        return "content-length" not in headers and "chunked" not in headers.get("transfer-encoding", "")
+
+    def _finish(self) -> None:
+        future, self.future = self.future, None
         if future is not None and not future.done():
-            future.set_result(reply)
+            body = self._body
+            future.set_result(
+                Reply(
+                    self._parser.get_status_code(),
+                    self._headers,
+                    body[0] if len(body) == 1 else b"".join(body),
+                )
+            )
+
+    def _drop(self) -> None:
+        self.keep_alive = False
+        if self.transport is not None:
+            self.transport.close()
+
+    def _failure(self, exc: httptools.HttpParserError, data: bytes) -> _ProtocolFailure:
+        cause = exc.__context__ if isinstance(exc.__context__, _ProtocolFailure) else None
+        if cause is not None:
+            return cause
+        if not self._started:
+            return _ProtocolFailure(f"not an HTTP/1.x reply: {data[:60]!r}")
+        return _ProtocolFailure(f"malformed HTTP/1.1 reply ({exc}); the connection was dropped")
 
 
 class Http1Transport:
@@ -338,7 +291,7 @@ class Http1Transport:
                 self._header_block(headers),
                 len(payload),
             )
-            connection._no_body = method == "HEAD"
+            connection._skip_body = method == "HEAD"
             future: asyncio.Future[Reply] = loop.create_future()
             connection.future = future
             assert connection.transport is not None

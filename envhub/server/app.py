@@ -26,13 +26,22 @@ from envhub.server.sessions import SessionManager
 from envhub.server.settings import ServerSettings
 from envhub.server.workers import WorkerPool
 
-__all__ = ["UVICORN_WS", "BodyLimit", "EnvServerApp", "check_env_id", "create_app"]
+__all__ = ["UVICORN_WS", "BodyLimit", "EnvServerApp", "check_env_id", "create_app", "uvicorn_ws_options"]
 
 #: The WebSocket implementation uvicorn serves ``/ws`` with. The sans-I/O one answers a step
 #: with about a third less server CPU than uvicorn's default (``websockets``'s asyncio
 #: protocol): 53 against 78 us per step with OpenEnv's client on the 2-core machine, same
 #: messages, same ASGI events.
 UVICORN_WS = "websockets-sansio"
+
+
+def uvicorn_ws_options(settings: ServerSettings) -> dict[str, Any]:
+    """uvicorn's WebSocket options for the env server (``envhub serve`` and the test server).
+
+    ``max_body_bytes`` binds ``/ws`` messages as it binds request bodies: a larger frame closes
+    the connection with 1009 (message too big) before it is buffered, where REST answers 413.
+    """
+    return {"ws": UVICORN_WS, "ws_max_size": settings.max_body_bytes}
 
 
 def check_env_id(env_id: str) -> None:

@@ -26,7 +26,13 @@ from fastapi import APIRouter, Depends, Header, Request, Response, WebSocket, We
 from pydantic import ValidationError
 
 import envhub
-from envhub.core.errors import CapacityReachedError, EnvhubError, RequestValidationError, error_from_wire
+from envhub.core.errors import (
+    CapacityReachedError,
+    EnvhubError,
+    RequestValidationError,
+    UnauthorizedError,
+    error_from_wire,
+)
 from envhub.core.wire import (
     OpenEnvAction,
     OpenEnvMetadata,
@@ -38,6 +44,7 @@ from envhub.core.wire import (
     OpenEnvStepResponse,
 )
 from envhub.server.deps import ManagerDep, require_token, websocket_token_ok
+from envhub.server.errors import error_response
 from envhub.server.messages import ResetOp, StepOp
 from envhub.server.routes._responses import AUTH_ERRORS, SESSION_ERRORS, json_bytes
 from envhub.server.sessions import SessionManager
@@ -219,7 +226,11 @@ def _ws_envhub_error(error: EnvhubError) -> str:
 async def websocket_session(websocket: WebSocket) -> None:
     """One OpenEnv session per connection: messages ``reset``, ``step``, ``state``, ``close``."""
     if not websocket_token_ok(websocket):
-        await websocket.close(code=1008, reason="envhub: missing or wrong bearer token (--token)")
+        if "websocket.http.response" in websocket.scope.get("extensions", {}):
+            # The handshake is refused with REST's typed answer: 401 UNAUTHORIZED and the fix.
+            await websocket.send_denial_response(error_response(UnauthorizedError(), websocket.app.state))
+        else:  # a server without the denial-response extension: the handshake fails with 403
+            await websocket.close(code=1008, reason="envhub: missing or wrong bearer token (--token)")
         return
     await websocket.accept()
     manager: SessionManager = websocket.app.state.manager

@@ -22,7 +22,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from envhub.server import ServerSettings, create_app
-from envhub.server.app import UVICORN_WS
+from envhub.server.app import uvicorn_ws_options
 
 __all__ = ["RunningServer", "serve_in_thread"]
 
@@ -65,7 +65,9 @@ def serve_in_thread(settings: ServerSettings, *, ready_timeout_s: float = 60.0) 
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", ws_ping_interval=None, ws=UVICORN_WS)
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", ws_ping_interval=None, **uvicorn_ws_options(settings)
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()

@@ -183,3 +183,139 @@ async def test_a_reply_that_is_not_http_fails_the_request() -> None:
 def test_https_urls_are_refused_with_the_fix() -> None:
     with pytest.raises(ConfigurationError, match="aiohttp for https"):
         Http1Transport("https://example.org")
+
+
+async def _serve_counting(replies: list[bytes], *, per_byte: bool = False, close_after: bool = False):  # type: ignore[no-untyped-def]
+    """A server answering request i with ``replies[i]`` (across connections); counts connections."""
+    state = {"connections": 0, "next": 0}
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        state["connections"] += 1
+        while True:
+            try:
+                await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            reply = replies[state["next"]]
+            state["next"] += 1
+            if per_byte:
+                for i in range(len(reply)):
+                    writer.write(reply[i : i + 1])
+                    await writer.drain()
+                    await asyncio.sleep(0.0005)
+            else:
+                writer.write(reply)
+                await writer.drain()
+            if close_after:
+                writer.close()
+                return
+
+    server, url = await _serve(handler)
+    return server, url, state
+
+
+async def test_a_reply_split_byte_by_byte_is_read_whole_and_the_connection_kept() -> None:
+    reply = (
+        b"HTTP/1.1 100 Continue\r\n\r\n"
+        b"HTTP/1.1 201 Created\r\ncontent-type: application/json\r\nx-multi: a\r\nX-Multi: b\r\n"
+        b'content-length: 12\r\n\r\n{"ok": true}'
+    )
+    server, url, state = await _serve_counting([reply, reply], per_byte=True)
+    transport = Http1Transport(url)
+    try:
+        for _ in range(2):
+            got = await transport.send("POST", "/v1/sessions", {}, b"{}")
+            assert isinstance(got, Reply), got
+            assert (got.status, got.body) == (201, b'{"ok": true}')
+            assert got.headers["content-type"] == "application/json"
+            assert got.headers["x-multi"] == "a, b"
+        assert state["connections"] == 1
+    finally:
+        await transport.close()
+        server.close()
+
+
+async def test_chunked_replies_with_trailers_keep_the_connection() -> None:
+    reply = (
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ntrailer: x-checksum\r\n\r\n"
+        b"3\r\nabc\r\n4;name=v\r\ndefg\r\n0\r\nx-checksum: 123\r\n\r\n"
+    )
+    server, url, state = await _serve_counting(
+        [reply, reply, b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"]
+    )
+    transport = Http1Transport(url)
+    try:
+        for _ in range(2):
+            got = await transport.send("GET", "/x", {}, None)
+            assert isinstance(got, Reply) and got.body == b"abcdefg", got
+        last = await transport.send("GET", "/y", {}, None)
+        assert isinstance(last, Reply) and last.body == b"ok"
+        assert state["connections"] == 1  # the trailers were consumed: the connection stays in step
+    finally:
+        await transport.close()
+        server.close()
+
+
+async def test_no_body_replies_head_204_304_keep_the_connection_in_step() -> None:
+    replies = [
+        b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n",  # HEAD: a length but no body
+        b"HTTP/1.1 204 No Content\r\n\r\n",
+        b"HTTP/1.1 304 Not Modified\r\ncontent-length: 7\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nlast",
+    ]
+    server, url, state = await _serve_counting(replies)
+    transport = Http1Transport(url)
+    try:
+        head = await transport.send("HEAD", "/", {}, None)
+        assert isinstance(head, Reply) and (head.status, head.body) == (200, b""), head
+        for status in (204, 304):
+            got = await transport.send("GET", "/", {}, None)
+            assert isinstance(got, Reply) and (got.status, got.body) == (status, b""), got
+        last = await transport.send("GET", "/", {}, None)
+        assert isinstance(last, Reply) and last.body == b"last", last
+    finally:
+        await transport.close()
+        server.close()
+
+
+async def test_a_malformed_reply_is_a_clear_failure_and_the_connection_is_dropped() -> None:
+    replies = [
+        b"HTTP/1.1 200 OK\r\ncontent-length: twelve\r\n\r\nhello world!",
+        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
+    ]
+    server, url, state = await _serve_counting(replies)
+    transport = Http1Transport(url)
+    try:
+        failure = await transport.send("GET", "/", {}, None)
+        assert isinstance(failure, TransportFailure) and failure.request_sent, failure
+        assert "malformed HTTP/1.1 reply" in failure.reason and "content-length" in failure.reason.lower()
+        after = await transport.send("GET", "/", {}, None)
+        assert isinstance(after, Reply) and after.body == b"ok"
+        assert state["connections"] == 2  # the broken connection was not reused
+    finally:
+        await transport.close()
+        server.close()
+
+
+@pytest.mark.parametrize(
+    "partial",
+    [
+        b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc",
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nab",
+        b"HTTP/1.1 200 OK\r\ncontent-le",
+    ],
+)
+async def test_a_server_that_closes_mid_reply_is_a_failure_after_sending(partial: bytes) -> None:
+    server, url, state = await _serve_counting(
+        [partial, b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"], close_after=True
+    )
+    transport = Http1Transport(url)
+    try:
+        failure = await transport.send("POST", "/v1/sessions/s/step", {}, b"{}")
+        assert isinstance(failure, TransportFailure) and failure.request_sent, failure
+        assert "closed the connection before its reply ended" in failure.reason
+        after = await transport.send("GET", "/", {}, None)
+        assert isinstance(after, Reply) and after.body == b"ok"
+    finally:
+        await transport.close()
+        server.close()

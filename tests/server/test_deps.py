@@ -70,9 +70,14 @@ def test_health_and_ready_stay_open(token_server: RunningServer) -> None:
 
 def test_websocket_without_token_is_refused_and_with_it_is_served(token_server: RunningServer) -> None:
     url = token_server.ws_url + "/ws"
-    for headers in ({}, {"Authorization": "Bearer wrong"}):
-        with pytest.raises(InvalidStatus), connect(url, additional_headers=headers):
+    for target, headers in ((url, {}), (url, {"Authorization": "Bearer wrong"}), (f"{url}?token=wrong", {})):
+        with pytest.raises(InvalidStatus) as refused, connect(target, additional_headers=headers):
             pass
+        # The same typed answer as REST: 401 UNAUTHORIZED with the fix in the message.
+        response = refused.value.response
+        assert response.status_code == 401, (target, headers)
+        assert json.loads(response.body)["code"] == "UNAUTHORIZED"
+        assert response.headers["www-authenticate"] == "Bearer"
     for target, headers in ((url, {"Authorization": f"Bearer {TOKEN}"}), (f"{url}?token={TOKEN}", {})):
         with connect(target, additional_headers=headers) as ws:
             ws.send(json.dumps({"type": "reset", "data": {}}))

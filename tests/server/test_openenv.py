@@ -15,6 +15,7 @@ from openenv.core.env_server.types import (
     State,
     StepResponse,
 )
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from envhub.server.testing import RunningServer
@@ -128,6 +129,18 @@ def test_ws_errors_use_openenv_codes_and_keep_the_connection(
     error, after = _ws(server, [message, {"type": "reset", "data": {}}])
     assert error["type"] == "error" and error["data"]["code"] == code
     assert after["type"] == "observation"
+
+
+def test_ws_message_over_the_body_limit_closes_with_1009_like_rest_answers_413(server: RunningServer) -> None:
+    """``max_body_bytes`` binds ``/ws`` too: a frame over it is refused (close 1009, message too big)."""
+    limit = server.settings.max_body_bytes
+    with connect(server.ws_url + "/ws", max_size=None) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {}}))
+        assert json.loads(ws.recv())["type"] == "observation"
+        ws.send(json.dumps({"type": "step", "data": {"action": "x" * (limit + 1024)}}))
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
 
 
 def test_ws_binary_frames_are_read_as_utf8_json_and_garbage_is_invalid_json(server: RunningServer) -> None:

@@ -40,7 +40,9 @@ class BlindCeiling:
         )
 
 
-def _winning_prefixes(env: Any, actions: Sequence[str], depth: int, prefix: tuple[str, ...], out: set) -> None:
+def _winning_prefixes(
+    env: Any, actions: Sequence[str], depth: int, prefix: tuple[str, ...], out: set
+) -> None:
     for action in actions:
         child = copy.deepcopy(env)
         _, _, terminated, truncated, info = child.step(action)
@@ -101,7 +103,7 @@ def recipe_blind_ceiling(config: Any, *, split: str | None = None, tasks: int | 
 
     v = config.validation
     kwargs = dict(config.rollout.env_kwargs or {})
-    env = envhub.make(config.env, **kwargs)
+    env: Any = envhub.make(config.env, **kwargs)
     try:
         ids = list(env.unwrapped.task_ids(split or v.split))[: tasks or v.tasks]
     finally:

@@ -225,7 +225,8 @@ class ValidationSettings(_Strict):
     seed_offset: int = Field(default=1000, ge=0)
     blind_ceiling: bool = Field(
         default=False,
-        description="Print the best observation-blind policy's success on these tasks (Sokoban; envhub.train.blind).",
+        description="Print the best observation-blind policy's success on these tasks "
+        "(Sokoban; envhub.train.blind).",
     )
 
 

@@ -10,7 +10,7 @@ from envhub.train.blind import blind_ceiling, recipe_blind_ceiling
 from envhub.train.config import load_config
 
 TRAINERS = Path(__file__).resolve().parents[2] / "trainers"
-LEARNING_RECIPE = TRAINERS / "gigpo_sokoban_easy.yaml"
+LEARNING_RECIPE = TRAINERS / "gigpo_sokoban_onepush.yaml"
 MOVES = (*ACTIONS, "still")
 
 
@@ -60,3 +60,24 @@ def test_the_learning_recipe_leaves_a_margin_of_03_above_the_blind_ceiling() -> 
     ceiling = recipe_blind_ceiling(config)
     print(ceiling.describe())
     assert ceiling.success + 0.3 <= 0.95, ceiling.describe()
+
+
+def test_the_training_cli_prints_the_blind_ceiling_beside_the_learned_greedy_success(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from envhub.train.cli import _print_learning_check
+    from envhub.train.trainer import IterationResult, TrainResult
+
+    config = load_config(LEARNING_RECIPE, {"model.path": "unused"})
+    result = TrainResult(
+        run_dir=tmp_path,
+        policy_version=100,
+        validation=[IterationResult(0, {"val/success": 0.0}), IterationResult(100, {"val/success": 0.9})],
+    )
+    console = Console(record=True, width=120)
+    _print_learning_check(console, config, result)
+    text = console.export_text()
+    ceiling = recipe_blind_ceiling(config)
+    assert f"{ceiling.success:.3f}" in text and "best observation-blind" in text
+    assert "learned, iteration 100" in text and "0.900" in text
+    assert f"{0.9 - ceiling.success:+.3f}" in text

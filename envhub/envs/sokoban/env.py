@@ -18,7 +18,14 @@ from envhub.envs.sokoban.room import (
     render_text,
 )
 
-__all__ = ["ROOM_KINDS", "REWARD_BOX_OFF_TARGET", "REWARD_BOX_ON_TARGET", "REWARD_FINISHED", "REWARD_STEP", "SokobanEnv"]
+__all__ = [
+    "REWARD_BOX_OFF_TARGET",
+    "REWARD_BOX_ON_TARGET",
+    "REWARD_FINISHED",
+    "REWARD_STEP",
+    "ROOM_KINDS",
+    "SokobanEnv",
+]
 
 # gym-sokoban's rewards, which verl-agent keeps (its prompt quotes them).
 REWARD_STEP = -0.1

@@ -246,7 +246,9 @@ def _reverse_play(start: Room, search_depth: int) -> tuple[Room, int]:
     return room, score
 
 
-def one_push_room(shape: tuple[int, int], rng: np.random.Generator) -> Room:
+def one_push_room(
+    shape: tuple[int, int], rng: np.random.Generator, *, moves: tuple[str, ...] = ACTIONS
+) -> Room:
     """An open room (floor inside the walls) solved by one push, in a direction the room decides.
 
     The box stands next to the player and the target next to the box, in one of the directions
@@ -260,7 +262,7 @@ def one_push_room(shape: tuple[int, int], rng: np.random.Generator) -> Room:
     """
     rows, cols = shape
     inner_rows, inner_cols = rows - 2, cols - 2
-    fits = [m for m in ACTIONS if (inner_rows if MOVES[m][0] else inner_cols) >= 3]
+    fits = [m for m in moves if (inner_rows if MOVES[m][0] else inner_cols) >= 3]
     if not fits:
         raise GenerationError(
             f"A one-push room needs at least three floor cells in a row or column; {rows}x{cols} "

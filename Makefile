@@ -55,8 +55,8 @@ fleet-images: $(VENV)/.test-installed docker-engine
 demo: $(VENV)/.demo-installed
 	$(BIN)/envhub list
 	$(BIN)/envhub demo
-	$(BIN)/envhub model tiny --out runs/models/tiny64 --hidden-size 64 --vocab-size 512
-	$(BIN)/envhub-train --config trainers/gigpo_sokoban_onepush.yaml --model runs/models/tiny64 \
+	$(BIN)/envhub model tiny --out runs/models/tiny128 --hidden-size 128 --vocab-size 512
+	$(BIN)/envhub-train --config trainers/gigpo_sokoban_onepush.yaml --model runs/models/tiny128 \
 		--run-dir runs/demo --set output.resume=false
 
 test: $(VENV)/.test-installed system-deps vllm-venv verl-venv docker-engine

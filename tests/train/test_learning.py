@@ -35,7 +35,7 @@ from envhub.train.trainer import Trainer, TrainResult
 RECIPE = Path(__file__).resolve().parents[2] / "trainers" / "gigpo_sokoban_onepush.yaml"
 MARGIN = 0.3
 
-# Each run takes about two minutes on a 2-core CPU (100 iterations of 128 one-step episodes).
+# Each run takes two to four minutes on a 2-core CPU (150 iterations of 128 one-step episodes).
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
@@ -58,6 +58,16 @@ def _run(model: Path, run_dir: Path, *, advantage_sign: float = 1.0, **over: Any
 
 
 @pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`envhub model tiny --hidden-size 128 --vocab-size 512`: two heads (width 64 learnt it more rarely)."""
+    from envhub.policy.tiny import build_tiny_model
+
+    return build_tiny_model(
+        tmp_path_factory.mktemp("model128") / "model", seed=0, hidden_size=128, vocab_size=512
+    )
+
+
+@pytest.fixture(scope="module")
 def ceiling(tmp_path_factory: pytest.TempPathFactory) -> BlindCeiling:
     found = recipe_blind_ceiling(_config(Path("unused"), tmp_path_factory.mktemp("blind")))
     print(found.describe())
@@ -73,9 +83,9 @@ def _greedy(result: TrainResult) -> tuple[float, float]:
 
 @pytest.mark.parametrize("algo", ["gigpo", "grpo", "hgpo"])
 def test_each_algorithm_beats_the_blind_ceiling_on_held_out_rooms(
-    algo: str, ceiling: BlindCeiling, small_model_dir: Path, tmp_path: Path
+    algo: str, ceiling: BlindCeiling, model_dir: Path, tmp_path: Path
 ) -> None:
-    result = _run(small_model_dir, tmp_path / algo, algo=algo)
+    result = _run(model_dir, tmp_path / algo, algo=algo)
     before, after = _greedy(result)
     print(f"{algo}: greedy held-out success {before:.3f} -> {after:.3f}; {ceiling.describe()}")
     assert before <= ceiling.success, f"{algo}: the untrained model already reads the room ({before:.2f})"
@@ -86,11 +96,11 @@ def test_each_algorithm_beats_the_blind_ceiling_on_held_out_rooms(
 
 
 def test_the_same_run_with_zero_advantages_stays_where_it_started(
-    ceiling: BlindCeiling, small_model_dir: Path, tmp_path: Path
+    ceiling: BlindCeiling, model_dir: Path, tmp_path: Path
 ) -> None:
-    result = _run(small_model_dir, tmp_path / "zero", advantage_sign=0.0)
+    result = _run(model_dir, tmp_path / "zero", advantage_sign=0.0)
     success = result.series("rollout/success")
-    assert len(success) == len(result.iterations) == _config(small_model_dir, tmp_path).iterations
+    assert len(success) == len(result.iterations) == _config(model_dir, tmp_path).iterations
     # Five iterations of 64 episodes at each end; three binomial standard deviations of the
     # difference of two such means (at the larger of the two rates, at least 1/64).
     first, late = sum(success[:5]) / 5, sum(success[-5:]) / 5

@@ -110,6 +110,20 @@ CATALOG: tuple[EnvSpec, ...] = (
         advantage_defaults={"gigpo": {"mode": "mean_norm"}},
     ),
     EnvSpec(
+        id="envhub/SokobanOnePush-v0",
+        entry_point="envhub.envs.sokoban.env:SokobanEnv",
+        family="sokoban",
+        description="Sokoban's one-push rooms: a corridor, the box beside you, the target beyond; "
+        "one move, which only the room decides (the CPU learning task)",
+        splits=("train", "test"),
+        max_episode_steps=1,
+        kwargs={"dim_room": (3, 6), "rooms": "one-push"},
+        demo_policy="envhub.envs.sokoban.policy:SolverPolicy",
+        projection="envhub.envs.sokoban.projection:project_initial",
+        prompt="envhub.envs.sokoban.prompt_onepush",
+        advantage_defaults={"gigpo": {"mode": "mean_norm"}},
+    ),
+    EnvSpec(
         id="envhub/TauAirline-v0",
         entry_point="envhub.envs.tau.env:TauAirlineEnv",
         family="tau",

@@ -59,6 +59,24 @@ def _print_curve(console: Console, rows: list[dict[str, Any]], title: str) -> No
     console.print(table)
 
 
+def _print_learning_check(console: Console, cfg: Any, result: Any) -> None:
+    """The held-out success beside the best observation-blind policy's (``validation.blind_ceiling``)."""
+    from envhub.train.blind import recipe_blind_ceiling
+
+    ceiling = recipe_blind_ceiling(cfg)
+    v = cfg.validation
+    table = Table(title=f"learning check: {v.tasks} held-out {v.split} tasks, T = {v.temperature:g}")
+    table.add_column("policy")
+    table.add_column("success", justify="right")
+    table.add_row(f"best observation-blind ({' '.join(ceiling.sequence)}; exact)", f"{ceiling.success:.3f}")
+    for it in result.validation:
+        table.add_row(f"learned, iteration {it.iteration}", f"{it.metrics.get('val/success', 0.0):.3f}")
+    console.print(table)
+    if result.validation:
+        margin = result.validation[-1].metrics.get("val/success", 0.0) - ceiling.success
+        console.print(f"learned minus blind ceiling: {margin:+.3f} (the learning test asks for >= +0.300)")
+
+
 @app.command()
 def train_command(
     config: Annotated[
@@ -137,6 +155,8 @@ def train_command(
 
     rows = read_metrics(result.run_dir)
     _print_curve(console, rows, f"{cfg.algo} on {cfg.env}: learning curve")
+    if cfg.validation.blind_ceiling:
+        _print_learning_check(console, cfg, result)
     png = plot_run(result.run_dir)
     console.print(f"run directory: {result.run_dir}  (curves: {png})")
 

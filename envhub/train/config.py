@@ -334,6 +334,11 @@ class ValidationSettings(_Strict):
     temperature: float = Field(default=0.4, ge=0.0)
     group_size: int = Field(default=1, ge=1)
     seed_offset: int = Field(default=1000, ge=0)
+    blind_ceiling: bool = Field(
+        default=False,
+        description="Print the best observation-blind policy's success on these tasks "
+        "(Sokoban; envhub.train.blind).",
+    )
 
 
 class OutputConfig(_Strict):

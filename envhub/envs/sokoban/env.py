@@ -9,9 +9,23 @@ import numpy as np
 
 from envhub.core.env import AgentEnv, Outcome
 from envhub.core.errors import ConfigurationError
-from envhub.envs.sokoban.room import ACTIONS, GenerationError, Room, generate_room, render_text
+from envhub.envs.sokoban.room import (
+    ACTIONS,
+    GenerationError,
+    Room,
+    generate_room,
+    one_push_room,
+    render_text,
+)
 
-__all__ = ["REWARD_BOX_OFF_TARGET", "REWARD_BOX_ON_TARGET", "REWARD_FINISHED", "REWARD_STEP", "SokobanEnv"]
+__all__ = [
+    "REWARD_BOX_OFF_TARGET",
+    "REWARD_BOX_ON_TARGET",
+    "REWARD_FINISHED",
+    "REWARD_STEP",
+    "ROOM_KINDS",
+    "SokobanEnv",
+]
 
 # gym-sokoban's rewards, which verl-agent keeps (its prompt quotes them).
 REWARD_STEP = -0.1
@@ -22,6 +36,10 @@ REWARD_FINISHED = 10.0
 # Room seeds of each split: disjoint ranges, so a test room is never a training room. 100,000
 # training rooms outlast verl-agent's whole Sokoban run (150 iterations x 32 rooms); the
 # trainer and the server list a split's ids, so the ranges stay finite.
+#: ``rooms=``: gym-sokoban's reverse-play generator, or an open room solved by one push whose
+#: direction the room decides (:func:`~envhub.envs.sokoban.room.one_push_room`).
+ROOM_KINDS = ("generated", "one-push")
+
 _SPLITS = {"train": (0, 100_000), "test": (1_000_000, 1_010_000)}
 
 
@@ -77,7 +95,9 @@ class SokobanEnv(AgentEnv):
         ``admissible_actions`` the four moves; ``boxes_on_target`` and ``num_boxes``.
     Arguments: ``dim_room=(6, 6)`` (rows, columns, walls included), ``num_boxes=1``,
         ``search_depth=300`` (reverse-play depth), ``num_gen_steps=None`` (the topology walk's
-        length; gym-sokoban's default is 1.7 x (rows + columns)).
+        length; gym-sokoban's default is 1.7 x (rows + columns)), ``rooms="generated"``
+        (``"one-push"``: an open room with the box next to the player and the target next to
+        the box, in a direction drawn per room; the CPU learning recipe's task).
     Reference: verl-agent ``agent_system/environments/env_package/sokoban`` on gym-sokoban
         (Schrader 2018), restated in :mod:`envhub.envs.sokoban.room`.
     Version History: v0, the first version.
@@ -93,6 +113,7 @@ class SokobanEnv(AgentEnv):
         num_boxes: int = 1,
         search_depth: int = 300,
         num_gen_steps: int | None = None,
+        rooms: str = "generated",
         render_mode: str | None = None,
     ) -> None:
         super().__init__(render_mode=render_mode)
@@ -108,6 +129,11 @@ class SokobanEnv(AgentEnv):
                 f"num_boxes={num_boxes!r} must be at least 1 and fit the room's interior.",
                 num_boxes=num_boxes,
             )
+        if rooms not in ROOM_KINDS:
+            raise ConfigurationError(
+                f"rooms={rooms!r} is not a room kind; use one of {', '.join(ROOM_KINDS)}.", rooms=rooms
+            )
+        self.rooms = rooms
         if int(search_depth) < 2:
             raise ConfigurationError(f"search_depth={search_depth!r} must be at least 2.")
         self.dim_room: tuple[int, int] = (shape[0], shape[1])
@@ -141,6 +167,9 @@ class SokobanEnv(AgentEnv):
         # The room depends on the task and the room arguments only, never on the reset seed.
         rng = np.random.default_rng([seed, *self.dim_room, self.num_boxes, self.search_depth])
         try:
+            if self.rooms == "one-push":
+                self._room = one_push_room(self.dim_room, rng)
+                return self._outcome(0.0)
             self._room = generate_room(
                 self.dim_room,
                 self.num_boxes,

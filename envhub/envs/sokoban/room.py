@@ -41,6 +41,7 @@ __all__ = [
     "GenerationError",
     "Room",
     "generate_room",
+    "one_push_room",
     "parse_text",
     "render_text",
 ]
@@ -243,6 +244,43 @@ def _reverse_play(start: Room, search_depth: int) -> tuple[Room, int]:
     visit(start.copy(), {b: b for b in start.boxes}, 0, None, search_depth)
     score, room = best[0]
     return room, score
+
+
+def one_push_room(
+    shape: tuple[int, int], rng: np.random.Generator, *, moves: tuple[str, ...] = ACTIONS
+) -> Room:
+    """An open room (floor inside the walls) solved by one push, in a direction the room decides.
+
+    The box stands next to the player and the target next to the box, in one of the directions
+    that fit the room (left or right in a one-row corridor; all four in a room at least three
+    cells high and wide), drawn uniformly, then the player's cell uniformly among those that fit.
+    No fixed move solves more than the share of its direction, so the first move must be read
+    off the room (``docs/training.md``, the learning test).
+
+    Raises:
+        GenerationError: the interior is shorter than three cells in both directions.
+    """
+    rows, cols = shape
+    inner_rows, inner_cols = rows - 2, cols - 2
+    fits = [m for m in moves if (inner_rows if MOVES[m][0] else inner_cols) >= 3]
+    if not fits:
+        raise GenerationError(
+            f"A one-push room needs at least three floor cells in a row or column; {rows}x{cols} "
+            "has fewer (the smallest is dim_room=[3, 5])."
+        )
+    dr, dc = MOVES[fits[int(rng.integers(len(fits)))]]
+    # Player cells whose box and target cells (one and two ahead) are inside the walls.
+    starts = [
+        (r, c)
+        for r in range(1, rows - 1)
+        for c in range(1, cols - 1)
+        if 1 <= r + 2 * dr <= rows - 2 and 1 <= c + 2 * dc <= cols - 2
+    ]
+    player = starts[int(rng.integers(len(starts)))]
+    fixed = np.full(shape, WALL, dtype=np.int8)
+    fixed[1:-1, 1:-1] = FLOOR
+    fixed[player[0] + 2 * dr, player[1] + 2 * dc] = TARGET
+    return Room(fixed, player, {(player[0] + dr, player[1] + dc)})
 
 
 def generate_room(

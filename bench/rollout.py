@@ -392,7 +392,16 @@ def _service(port: int, stream: str, redis_url: str) -> Any:
     import httpx
 
     root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "REDIS_URL": redis_url, "ENVHUB_STREAM": stream, "PYTHONPATH": str(root)}
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "ENVHUB_STREAM": stream,
+        "PYTHONPATH": str(root),
+        # the service runs only scripted policies registered by name (docs/rollout.md, Security)
+        "ENVHUB_SCRIPTED_POLICIES": json.dumps(
+            {"stateless_slow": "tests.rollout.scripted_policies:stateless_slow"}
+        ),
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "envhub.cli", "serve-rollouts", "--port", str(port)],
         env=env,
@@ -437,10 +446,13 @@ def part_crash(repeats: int, redis_url: str = "redis://127.0.0.1:6379/0") -> lis
                 "group_size": 4,
                 "max_concurrent_groups": 4,
                 "env_kwargs": {"images": False},
-                "policy": "scripted:tests.rollout.scripted_policies:stateless_slow",
+                "policy": "scripted:stateless_slow",
             }
             proc = _service(port, stream, redis_url)
-            job_id = httpx.post(f"{url}/v1/rollouts", json=body, timeout=30).json()["job_id"]
+            reply = httpx.post(f"{url}/v1/rollouts", json=body, timeout=30)
+            if reply.status_code != 201:
+                raise RuntimeError(f"the rollout service refused the job: {reply.text}")
+            job_id = reply.json()["job_id"]
             while httpx.get(f"{url}/v1/rollouts/{job_id}").json()["published"] < 4 + 2 * run:
                 time.sleep(0.02)
             time.sleep(0.05 + 0.1 * run)  # kill at different points of the in-flight episodes

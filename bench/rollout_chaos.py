@@ -36,7 +36,6 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULT = ROOT / "docs" / "results" / "rollout_chaos.json"
 RUN = "chaos"
 CONSUMER_GROUP = f"trainers:{RUN}"
 #: Registered on the service (requests may name only registered scripted policies).
@@ -364,12 +363,11 @@ def part_chaos(quick: bool) -> list[dict[str, Any]]:
     """The ``--part chaos`` rows of ``bench/rollout.py`` (and the JSON of a full run)."""
     jobs = 2 if quick else 20
     row = {"part": "chaos", **run_chaos(jobs)}
-    if not quick:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from _common import machine
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import write_result
 
-        RESULT.parent.mkdir(parents=True, exist_ok=True)
-        RESULT.write_text(json.dumps({"machine": machine(), "rows": [row]}, indent=2) + "\n")
+    # A full run: docs/results/rollout_chaos.json; --quick: bench/results/ (or ENVHUB_BENCH_RESULTS).
+    write_result("rollout_chaos", {"jobs": jobs, "quick": quick}, [row])
     return [row]
 
 
@@ -379,7 +377,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="2 jobs instead of 20 (no JSON written)")
+    parser.add_argument("--quick", action="store_true", help="2 jobs instead of 20 (JSON to bench/results/)")
     parser.add_argument("--consumer", help="(internal) run one consumer process of the chaos run")
     parser.add_argument("--redis-url")
     parser.add_argument("--stream")

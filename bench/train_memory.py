@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._common import machine
+from bench._common import machine, results_dir
 
 VOCAB = 151_936
 VARIANTS = ("envhub", "envhub-whole-vocab", "trl")
@@ -201,7 +201,9 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=512, help="envhub's model.logprob_chunk_tokens")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--quick", action="store_true", help="2 x (384 + 128) tokens, 1 layer")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "results" / "train_memory.json"))
+    parser.add_argument(
+        "--out", default=None, help="default: docs/results/train_memory.json (--quick: bench/results/)"
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -227,7 +229,7 @@ def main() -> None:
         k: getattr(args, k) for k in ("rows", "micro", "prompt", "completion", "layers", "chunk", "quick")
     }
     params["model"] = "Qwen2.5-0.5B-shaped, random init, vocab 151936, fp32, CPU"
-    out = Path(args.out)
+    out = Path(args.out) if args.out else results_dir() / "train_memory.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": machine(), "parameters": params, "rows": rows}, indent=2) + "\n")
     print(

@@ -36,9 +36,11 @@ SCRIPTS: dict[str, tuple[int, str, tuple[str, ...]]] = {
     "history_server": (180, "history_server.json", ("alfworld",)),  # [19 s]
     "render": (120, "render.json", ()),  # [6 s]
     "rollout": (240, "rollout.json", ("redis",)),  # [31 s]
+    "rollout_chaos": (300, "rollout_chaos.json", ("redis",)),  # [90 s]: rollout.py --part chaos
     "search": (120, "search.json", ("bm25s",)),  # [1 s]
     "server_load": (300, "server_load.json", ("openenv",)),  # [80 s]
     "tau": (120, "tau.json", ("tau_trait",)),  # [6 s]
+    "train_memory": (600, "train_memory.json", ("torch", "transformers", "trl")),
     "train_step": (900, "", ("torch", "transformers", "trl")),  # [323 s at load average 14-16]
     "vector": (120, "vector.json", ()),  # [15 s]
     "webshop": (120, "webshop.json", ("bm25s",)),  # [9 s]

@@ -37,6 +37,7 @@ __all__ = [
     "format_interval",
     "metrics_from_groups",
     "read_report",
+    "report_mismatch",
     "write_markdown",
     "write_plots",
 ]

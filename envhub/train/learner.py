@@ -42,7 +42,14 @@ from envhub.train.loss import (
 from envhub.train.parallel import all_reduce_floats
 from envhub.train.rows import RowBatch
 
-__all__ = ["Learner", "UpdateStats", "resolve_device", "response_logprobs"]
+__all__ = [
+    "COMPUTE_DTYPES",
+    "Learner",
+    "UpdateStats",
+    "precision_context",
+    "resolve_device",
+    "response_logprobs",
+]
 
 
 def resolve_device(name: str) -> torch.device:

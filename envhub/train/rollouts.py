@@ -49,6 +49,7 @@ __all__ = [
     "check_ack_interval",
     "in_process_sampler_factory",
     "new_run_id",
+    "refused",
     "run_label",
     "trainer_queue",
 ]

@@ -81,7 +81,14 @@ from envhub.train.rows import build_rows, build_rows_from_columns
 from envhub.train.schedule import TaskSchedule
 from envhub.train.tracking import MetricsLogger, write_groups
 
-__all__ = ["IterationResult", "TrainResult", "Trainer", "rollout_metrics", "train"]
+__all__ = [
+    "IterationResult",
+    "TrainResult",
+    "Trainer",
+    "column_metrics",
+    "rollout_metrics",
+    "train",
+]
 
 
 @dataclass

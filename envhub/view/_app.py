@@ -203,7 +203,26 @@ class _Pages:
                     self._tokenizer = None
         if self._tokenizer is None:
             return None
-        return [self._tokenizer.decode([i], skip_special_tokens=False) for i in ids]
+        tokenizer = self._tokenizer
+        return token_pieces(lambda part: tokenizer.decode(part, skip_special_tokens=False), ids)
+
+
+def token_pieces(decode: Callable[[list[int]], str], ids: list[int]) -> list[str]:
+    """What each token adds to the decoded prefix; the pieces join to ``decode(ids)`` exactly.
+
+    Decoding tokens one by one would show halves of a character whose bytes span several
+    byte-level tokens as U+FFFD: here such a character shows at the token that completes it.
+    """
+    pieces: list[str] = []
+    shown = ""
+    for end in range(1, len(ids) + 1):
+        text = decode(ids[:end])
+        if text.endswith("\ufffd") and end < len(ids):
+            pieces.append("")  # an incomplete character: wait for its last byte
+            continue
+        pieces.append(text[len(shown) :] if text.startswith(shown) else text)
+        shown = text
+    return pieces
 
 
 def _step_of(group: Group, traj: str, step: int) -> Any:

@@ -189,7 +189,7 @@ def test_misuse_raises_typed_errors(alfworld_server: RunningServer) -> None:
     with pytest.raises(ConfigurationError):
         EnvhubEnvironmentManager(alfworld_server.base_url, env_id="envhub/ALFWorld-v0", env_num=0)
     with pytest.raises(ConfigurationError, match="no text prompt template"):
-        EnvhubEnvironmentManager(alfworld_server.base_url, env_id="envhub/TauRetail-v0", env_num=1)
+        EnvhubEnvironmentManager(alfworld_server.base_url, env_id="envhub/TimeSeriesUCR-v0", env_num=1)
     manager = EnvhubEnvironmentManager(
         alfworld_server.base_url, env_id="envhub/ALFWorld-v0", env_num=1, group_n=2
     )

@@ -216,3 +216,18 @@ def test_the_viewers_error_codes_are_envhubs() -> None:
     from envhub.view._app import ViewerHostError, ViewerTokenError
 
     assert {ViewerHostError("x").code, ViewerTokenError().code} <= set(ErrorCode)
+
+
+def test_token_pieces_join_to_the_text_when_a_character_spans_byte_level_tokens(
+    small_model_dir: Path,
+) -> None:
+    from envhub.policy.tokenizer import ChatTokenizer
+    from envhub.view._app import token_pieces
+
+    tokenizer = ChatTokenizer(small_model_dir)
+    ids = tokenizer.encode("naïve € <b>ok</b> 東京")
+    one_by_one = [tokenizer.decode([i], skip_special_tokens=False) for i in ids]
+    assert "".join(one_by_one) != tokenizer.decode(ids)  # the case: characters split over tokens
+    pieces = token_pieces(lambda part: tokenizer.decode(part, skip_special_tokens=False), ids)
+    assert len(pieces) == len(ids)
+    assert "".join(pieces) == tokenizer.decode(ids, skip_special_tokens=False) == "naïve € <b>ok</b> 東京"

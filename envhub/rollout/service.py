@@ -977,7 +977,11 @@ async def ready(request: Request) -> Response:
     """
     jobs: JobManager = request.app.state.jobs
     redis_state = await _redis_state(request.app.state.queue)
-    body = {"ready": jobs.accepting and redis_state != "down", "accepting": jobs.accepting, "redis": redis_state}
+    body = {
+        "ready": jobs.accepting and redis_state != "down",
+        "accepting": jobs.accepting,
+        "redis": redis_state,
+    }
     return JSONResponse(body, status_code=200 if body["ready"] else 503)
 
 

@@ -58,7 +58,9 @@ def job(server: RunningServer, **fields: Any) -> dict[str, Any]:
     return {**body, **fields}
 
 
-def test_every_route_but_health_and_ready_needs_the_token(env_server: RunningServer, client: TestClient) -> None:
+def test_every_route_but_health_and_ready_needs_the_token(
+    env_server: RunningServer, client: TestClient
+) -> None:
     calls = [
         ("POST", "/v1/rollouts", job(env_server)),
         ("GET", "/v1/rollouts", None),

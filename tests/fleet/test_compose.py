@@ -27,6 +27,7 @@ Images are kept between runs, as BuildKit's cache is: a second run rebuilds only
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import math
@@ -150,6 +151,23 @@ class Fleet:
     def url(self, port_variable: str) -> str:
         return f"http://127.0.0.1:{self.ports[port_variable]}"
 
+    def wait_proxied(self, timeout_s: float = 120.0) -> None:
+        """Until the proxy routes to every env service: a healthy container is not yet a server
+        HAProxy uses (it resolves the name, then needs its own checks to pass, 5 s apart)."""
+        deadline = time.monotonic() + timeout_s
+        pending = {service: self.url(variable) for service, (_, variable) in ENV_SERVICES.items()}
+        while pending:
+            for service, url in list(pending.items()):
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/health", timeout=5.0).status_code == 200:
+                        del pending[service]
+            if pending and time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the proxy routes to no replica of {sorted(pending)} after {timeout_s:.0f} s"
+                )
+            if pending:
+                time.sleep(1.0)
+
     def exec_python(self, container: str, code: str) -> str:
         return _run(["docker", "exec", container, "python", "-c", code]).stdout
 
@@ -192,6 +210,7 @@ def fleet() -> Iterator[Fleet]:
         up = time.monotonic() - built
         print(f"fleet: compose build {built - started:.0f} s, then up -d --build {up:.0f} s")
         fleet.wait_healthy()
+        fleet.wait_proxied()
         yield fleet
     finally:
         fleet.compose(*PROFILES, "down", "-v", "--remove-orphans", "--timeout", "5", check=False, timeout=300)

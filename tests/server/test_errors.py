@@ -123,7 +123,15 @@ def test_unknown_code_from_a_newer_server_is_a_plain_envhub_error() -> None:
 
 def test_every_error_class_code_is_in_the_enum() -> None:
     # Every module that defines error classes, so the answer does not depend on test order.
-    importlib.import_module("envhub.client")
+    for module in (
+        "envhub.client",
+        "envhub.rollout.jobs",
+        "envhub.rollout.service",
+        "envhub.train.rollouts",
+        "envhub.eval",
+        "envhub.view",
+    ):
+        importlib.import_module(module)
     pending: list[type[errors.EnvhubError]] = [errors.EnvhubError]
     while pending:
         cls = pending.pop()

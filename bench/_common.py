@@ -132,3 +132,26 @@ def server_process(args: list[str], port: int, *, log: Path, timeout_s: float = 
             for pid in family[1:]:  # workers the server did not stop
                 with contextlib.suppress(psutil.NoSuchProcess):
                     psutil.Process(pid).kill()
+
+
+def prompt_completion_rows(prompt: Any, completion: Any, advantages: Any) -> Any:
+    """A :class:`~envhub.train.rows.RowBatch` of ``n`` rows, each ``prompt + completion`` with no
+    padding (the update-step benches: every row trains on its whole completion)."""
+    import torch
+
+    from envhub.train.rows import RowBatch
+
+    n, p = prompt.shape
+    c = completion.shape[1]
+    return RowBatch(
+        input_ids=torch.cat([prompt, completion], dim=1),
+        attention_mask=torch.ones(n, p + c, dtype=torch.long),
+        response_index=torch.arange(p, p + c).expand(n, c).clone(),
+        response_ids=completion,
+        response_mask=torch.ones(n, c),
+        rollout_logprobs=torch.zeros(n, c),
+        advantages=advantages,
+        policy_version=torch.zeros(n, dtype=torch.long),
+        group_index=torch.arange(n),
+        has_rollout_logprobs=False,
+    )

@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._common import machine, results_dir
+from bench._common import machine, prompt_completion_rows, results_dir
 
 VOCAB = 151_936
 VARIANTS = ("envhub", "envhub-whole-vocab", "trl")
@@ -88,7 +88,6 @@ def run_variant(variant: str, model_dir: Path, args: argparse.Namespace) -> dict
     if variant.startswith("envhub"):
         from envhub.train.config import LossConfig, ModelConfig, OptimConfig
         from envhub.train.learner import Learner
-        from envhub.train.rows import RowBatch
 
         model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
         chunk = 0 if variant == "envhub-whole-vocab" else args.chunk
@@ -99,18 +98,7 @@ def run_variant(variant: str, model_dir: Path, args: argparse.Namespace) -> dict
             optim=OptimConfig(lr=1e-6, micro_batch_rows=micro, mini_batch_rows=n, shuffle=False),
             temperature=1.0,
         )
-        rows = RowBatch(
-            input_ids=torch.cat([prompt, completion], dim=1),
-            attention_mask=torch.ones(n, p + c, dtype=torch.long),
-            response_index=torch.arange(p, p + c).expand(n, c).clone(),
-            response_ids=completion,
-            response_mask=torch.ones(n, c),
-            rollout_logprobs=torch.zeros(n, c),
-            advantages=advantages,
-            policy_version=torch.zeros(n, dtype=torch.long),
-            group_index=torch.arange(n),
-            has_rollout_logprobs=False,
-        )
+        rows = prompt_completion_rows(prompt, completion, advantages)
 
         def step() -> float:
             stats = learner.update(rows, learner.logprobs(rows))

@@ -45,7 +45,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_result
+from _common import prompt_completion_rows, write_result
 
 from envhub.policy.tiny import build_tiny_model
 from envhub.train.config import load_config
@@ -145,7 +145,6 @@ def trl_rows(tmp: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
 
     from envhub.train.config import LossConfig, ModelConfig, OptimConfig
     from envhub.train.learner import Learner
-    from envhub.train.rows import RowBatch
 
     model_dir = build_tiny_model(tmp / "tiny-trl", hidden_size=args.hidden_size)
     n, micro, p, c = args.trl_rows, args.trl_micro, args.trl_prompt, args.trl_completion
@@ -165,18 +164,7 @@ def trl_rows(tmp: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
         optim=OptimConfig(lr=1e-6, micro_batch_rows=micro, mini_batch_rows=n, shuffle=False),
         temperature=1.0,
     )
-    rows = RowBatch(
-        input_ids=torch.cat([prompt, completion], dim=1),
-        attention_mask=torch.ones(n, p + c, dtype=torch.long),
-        response_index=torch.arange(p, p + c).expand(n, c).clone(),
-        response_ids=completion,
-        response_mask=torch.ones(n, c),
-        rollout_logprobs=torch.zeros(n, c),
-        advantages=advantages,
-        policy_version=torch.zeros(n, dtype=torch.long),
-        group_index=torch.arange(n),
-        has_rollout_logprobs=False,
-    )
+    rows = prompt_completion_rows(prompt, completion, advantages)
     old = learner.logprobs(rows)
 
     # TRL: per-device batch = micro, accumulation over the mini-batch; dapo = global token mean.

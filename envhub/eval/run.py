@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,6 @@ from envhub.rollout.engine import (
     RolloutEngine,
     group_uid,
 )
-from envhub.rollout.queue.base import Delivery
 
 __all__ = [
     "CONFIG",
@@ -242,7 +241,11 @@ def read_episodes(out: str | Path, *, repair: bool = False) -> list[dict[str, An
 
 
 class EpisodeSink:
-    """A write-only GroupQueue: each group becomes its episode rows, appended whole and fsynced."""
+    """Where an eval's groups go (a :class:`~envhub.rollout.queue.base.GroupWriter`).
+
+    Each group becomes its episode rows, appended whole and fsynced; :func:`read_episodes`
+    reads the file back.
+    """
 
     def __init__(
         self,
@@ -273,12 +276,6 @@ class EpisodeSink:
             f.flush()
             os.fsync(f.fileno())
         self.groups += 1
-
-    async def get(self, count: int, *, timeout_s: float | None = None) -> list[Delivery]:
-        raise NotImplementedError("EpisodeSink is write-only; read the file with read_episodes().")
-
-    async def ack(self, deliveries: Sequence[Delivery]) -> None:
-        return None
 
     async def aclose(self) -> None:
         return None

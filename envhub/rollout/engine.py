@@ -10,7 +10,7 @@ replica (the least loaded when it opens) and loops::
 until every member is done or ``max_steps``. Groups never wait for each other: a slow LLM call
 or env step holds back only its own group (verl-agent's loop steps the whole batch in lockstep;
 ``bench/rollout.py`` measures the difference). A finished group is published whole to the
-:class:`~envhub.rollout.queue.base.GroupQueue` (through the journal when there is one, which
+:class:`~envhub.rollout.queue.base.GroupWriter` (through the journal when there is one, which
 publishes and marks it done atomically); a failed one is re-run whole or dropped whole
 (:mod:`envhub.rollout.failures`), never published half.
 
@@ -42,7 +42,7 @@ from envhub.rollout.envpool import EnvPool, OpenGroup, StepItem, StepOutcome
 from envhub.rollout.episode import json_safe_info
 from envhub.rollout.failures import DeadlineExceeded, Failure, classify
 from envhub.rollout.metrics import RolloutMetrics
-from envhub.rollout.queue.base import GroupQueue
+from envhub.rollout.queue.base import GroupWriter
 from envhub.rollout.queue.journal import group_uid
 
 __all__ = [
@@ -241,7 +241,7 @@ class RolloutEngine:
         envs: EnvPool,
         backend: PolicyBackend,
         config: EngineConfig,
-        queue: GroupQueue | None = None,
+        queue: GroupWriter | None = None,
         journal: JournalLike | None = None,
         metrics: RolloutMetrics | None = None,
         job_id: str = "job",

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError
+from envhub.train.loss import KLKind
 
 __all__ = [
     "Algo",
@@ -268,22 +269,7 @@ class LossConfig(_Strict):
         "instead of one token mean over the mini-batch.",
     )
     kl_coef: float = Field(default=0.01, ge=0.0, description="k3 KL to a frozen reference; 0 skips it.")
-    kl_kind: Literal[
-        "low_var_kl",
-        "k3",
-        "kl",
-        "k1",
-        "abs",
-        "mse",
-        "k2",
-        "low_var_kl+",
-        "k3+",
-        "kl+",
-        "k1+",
-        "abs+",
-        "mse+",
-        "k2+",
-    ] = Field(
+    kl_kind: KLKind = Field(
         default="low_var_kl",
         description="verl's KL estimator; a '+' suffix keeps its value with k2's gradient "
         "(straight through).",

@@ -9,7 +9,7 @@ need the tool list and the call syntax in the prompt; :func:`text_tools_prompt` 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "MEMORY_STYLE",
     "WITH_HISTORY",
     "domain_system_prompt",
+    "lazy_system",
     "system_prompt",
     "text_tools_prompt",
 ]
@@ -82,3 +83,15 @@ def domain_system_prompt(domain: str) -> str:
 
     tools = {"retail": RETAIL_TOOLS, "airline": AIRLINE_TOOLS}[domain]
     return text_tools_prompt(load_domain(domain).policy, tool_schemas(tools))
+
+
+def lazy_system(domain: str, module: str) -> Callable[[str], Any]:
+    """A prompt module's ``__getattr__``: ``SYSTEM`` is ``domain``'s, read from the data when first
+    asked for (importing the module needs no data)."""
+
+    def __getattr__(name: str) -> Any:
+        if name == "SYSTEM":
+            return domain_system_prompt(domain)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__

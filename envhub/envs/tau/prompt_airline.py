@@ -1,27 +1,11 @@
-"""The prompt module of envhub/TauAirline-v0 (contract: :mod:`envhub.agent.prompt`).
-
-The templates are :mod:`envhub.envs.tau.prompt`'s; ``SYSTEM`` is the airline policy with the tool
-list and the ``<tool_call>`` syntax, read from the data when first asked for.
+"""The prompt module of envhub/TauAirline-v0 (contract: :mod:`envhub.agent.prompt`): the templates of
+:mod:`envhub.envs.tau.prompt`; ``SYSTEM`` is the airline policy with the tool list and the
+``<tool_call>`` syntax, read from the data when first asked for.
 """
 
-from __future__ import annotations
-
-from typing import Any
-
-from envhub.envs.tau.prompt import (
-    FIRST_STEP,
-    HISTORY_LENGTH,
-    MEMORY_STYLE,
-    WITH_HISTORY,
-    domain_system_prompt,
-)
+from envhub.envs.tau.prompt import FIRST_STEP, HISTORY_LENGTH, MEMORY_STYLE, WITH_HISTORY, lazy_system
 
 __all__ = ["FIRST_STEP", "HISTORY_LENGTH", "MEMORY_STYLE", "SYSTEM", "WITH_HISTORY"]
 
 SYSTEM: str
-
-
-def __getattr__(name: str) -> Any:
-    if name == "SYSTEM":
-        return domain_system_prompt("airline")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_system("airline", __name__)

@@ -7,7 +7,7 @@ the trainer's columnar decode), and :mod:`~envhub.rollout.queue.settings` for ``
 Importing this package does not import redis-py; import the Redis classes from their modules.
 """
 
-from envhub.rollout.queue.base import Delivery, GroupQueue
+from envhub.rollout.queue.base import Delivery, GroupQueue, GroupWriter
 from envhub.rollout.queue.codec import (
     GroupColumns,
     decode_columns,
@@ -32,6 +32,7 @@ __all__ = [
     "Delivery",
     "GroupColumns",
     "GroupQueue",
+    "GroupWriter",
     "JobRecord",
     "MemoryJournal",
     "MemoryQueue",

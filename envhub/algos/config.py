@@ -25,7 +25,15 @@ from envhub.core.errors import ConfigurationError
 if TYPE_CHECKING:  # a type only: the catalogue's record, never the catalogue itself
     from envhub.core.registry import EnvSpec
 
-__all__ = ["AdvantageConfig", "GRPOConfig", "GiGPOConfig", "GraphGPOConfig", "HGPOConfig", "config_type_of", "default_config"]
+__all__ = [
+    "AdvantageConfig",
+    "GRPOConfig",
+    "GiGPOConfig",
+    "GraphGPOConfig",
+    "HGPOConfig",
+    "config_type_of",
+    "default_config",
+]
 
 
 def _check_common(config: Any) -> None:

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 #: The authors' return scale: a step into ``success`` (d = 0) earns 10.
-RETURN_SCALE = 10.0
+_RETURN_SCALE = 10.0
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,7 @@ def graph_step_returns(
     _check_gamma(gamma)
     d_anchor, d_next = state_distances(batch, next_anchor=next_anchor, success=success)
     exponent = d_next - d_anchor + 1 if normalize_distance else d_next
-    return RETURN_SCALE * np.power(float(gamma), exponent.astype(np.float64))
+    return _RETURN_SCALE * np.power(float(gamma), exponent.astype(np.float64))
 
 
 def graphgpo_advantages(
@@ -356,10 +356,9 @@ def transition_graphs(
             else:
                 label, kind = f"end of {traj_names[state - g.n_states - 1]}", "end"
             nodes.append(GraphNode(label, int(g.distance[node]), bool(g.reachable[node]), kind))
-        rows = np.flatnonzero(g.layout.uid == u)
         pairs: dict[tuple[int, int], int] = {}
-        for row in rows:
-            key = (index[int(g.src[row])], index[int(g.dst[row])])
+        for member in np.flatnonzero(g.layout.uid == u).tolist():
+            key = (index[int(g.src[member])], index[int(g.dst[member])])
             pairs[key] = pairs.get(key, 0) + 1
         edges = [GraphEdge(s, t, c) for (s, t), c in pairs.items()]
         out[name] = TransitionGraph(nodes=nodes, edges=edges, success=index[int(g.success_node[u])])

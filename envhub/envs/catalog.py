@@ -107,7 +107,8 @@ CATALOG: tuple[EnvSpec, ...] = (
         projection="envhub.envs.sokoban.projection:project_sokoban",
         prompt="envhub.envs.sokoban.prompt",
         render_preset="envhub.render:RenderConfig.alfworld",
-        advantage_defaults={"gigpo": {"mode": "mean_norm"}},
+        # GraphGPO's Sokoban script (recipe/GraphGPO/run_qwen2.5_vl_3b_sokoban_train.sh): gamma 0.8.
+        advantage_defaults={"gigpo": {"mode": "mean_norm"}, "graphgpo": {"gamma": 0.8}},
     ),
     EnvSpec(
         id="envhub/SokobanOnePush-v0",
@@ -121,7 +122,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         demo_policy="envhub.envs.sokoban.policy:SolverPolicy",
         projection="envhub.envs.sokoban.projection:project_initial",
         prompt="envhub.envs.sokoban.prompt_onepush",
-        advantage_defaults={"gigpo": {"mode": "mean_norm"}},
+        advantage_defaults={"gigpo": {"mode": "mean_norm"}, "graphgpo": {"gamma": 0.8}},
     ),
     EnvSpec(
         id="envhub/TauAirline-v0",

@@ -40,7 +40,7 @@ __all__ = [
     "parse_override",
 ]
 
-Algo = Literal["grpo", "gigpo", "hgpo"]
+Algo = Literal["grpo", "gigpo", "hgpo", "graphgpo"]
 #: Data parallelism under torchrun (``envhub.train.parallel``).
 Strategy = Literal["ddp", "fsdp2"]
 

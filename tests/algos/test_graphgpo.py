@@ -38,7 +38,9 @@ def test_distances_are_reverse_shortest_paths_to_success() -> None:
 def test_absolute_variant_returns_ten_gamma_to_the_next_distance() -> None:
     batch = to_batch(_example())
     _, d_next = state_distances(batch)
-    adv_rows = graphgpo_advantages(batch, gamma=0.1, episode_advantage_w=0.0, mode="mean_norm", invalid_penalty=0)
+    adv_rows = graphgpo_advantages(
+        batch, gamma=0.1, episode_advantage_w=0.0, mode="mean_norm", invalid_penalty=0
+    )
     # step groups: s0 has rows 0, 3, 6, 7 (next distances 2, 3, 3, 4); s1 has rows 1, 5 (1, 4)
     r = 10 * 0.1 ** d_next.astype(float)
     s0 = r[[0, 3, 6, 7]]
@@ -53,7 +55,12 @@ def test_progress_variant_uses_the_distance_change() -> None:
     batch = to_batch(_example())
     d_anchor, d_next = state_distances(batch)
     adv = graphgpo_advantages(
-        batch, gamma=0.5, episode_advantage_w=0.0, normalize_distance=True, mode="mean_norm", invalid_penalty=0
+        batch,
+        gamma=0.5,
+        episode_advantage_w=0.0,
+        normalize_distance=True,
+        mode="mean_norm",
+        invalid_penalty=0,
     )
     r = 10 * 0.5 ** (d_next - d_anchor + 1).astype(float)
     s0 = r[[0, 3, 6, 7]]

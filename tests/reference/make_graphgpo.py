@@ -69,7 +69,9 @@ def load_authors(code: Path) -> types.ModuleType:
     return load(code / "core_graph.py", "core_graph")
 
 
-def random_group(rng: np.random.Generator, u: int, reward_kind: str, fresh_ends: bool) -> list[dict[str, Any]]:
+def random_group(
+    rng: np.random.Generator, u: int, reward_kind: str, fresh_ends: bool
+) -> list[dict[str, Any]]:
     n_states = int(rng.integers(3, 9))
     n_actions = int(rng.integers(2, 4))
     goal = n_states  # reaching it ends the episode
@@ -175,14 +177,20 @@ def run(batch: dict[str, Any], authors: types.ModuleType) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--code", type=Path, required=True, help="dir with core_graph.py and gigpo/core_gigpo.py")
+    parser.add_argument(
+        "--code", type=Path, required=True, help="dir with core_graph.py and gigpo/core_gigpo.py"
+    )
     args = parser.parse_args()
     authors = load_authors(args.code)
     rng = np.random.default_rng(27)
     batches = [random_batch(rng) for _ in range(120)]
     for batch in batches:
         run(batch, authors)
-    meta = {"torch": torch.__version__, "numpy": np.__version__, "commit": "37aec781da7f377874516e22d7f32c1932215eb4"}
+    meta = {
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "commit": "37aec781da7f377874516e22d7f32c1932215eb4",
+    }
     with gzip.GzipFile(OUT, "wb", mtime=0) as f:
         f.write(json.dumps({"versions": meta, "batches": batches}).encode())
     n_rows = sum(len(b["rows"]) for b in batches)

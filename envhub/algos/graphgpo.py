@@ -160,8 +160,10 @@ def _build(
     batch: StepBatch,
     next_anchor: Sequence[Any] | NDArray[Any] | None = None,
     success: Sequence[bool] | NDArray[Any] | None = None,
+    layout: BatchLayout | None = None,
 ) -> _Graph:
-    layout = BatchLayout.from_batch(batch)
+    if layout is None:
+        layout = BatchLayout.from_batch(batch)
     n = len(batch)
     a_code, nxt, n_states, distinct = _next_codes(batch, layout, next_anchor, success)
     n_uid = int(layout.uid.max()) + 1 if n else 0
@@ -257,8 +259,12 @@ def graph_step_returns(
     Raises:
         ConfigurationError: gamma outside (0, 1] or a malformed batch.
     """
+    return _returns(_build(batch, next_anchor, success), gamma, normalize_distance)
+
+
+def _returns(g: _Graph, gamma: float, normalize_distance: bool) -> NDArray[np.float64]:
     _check_gamma(gamma)
-    d_anchor, d_next = state_distances(batch, next_anchor=next_anchor, success=success)
+    d_anchor, d_next = g.distance[g.src], g.distance[g.dst]
     exponent = d_next - d_anchor + 1 if normalize_distance else d_next
     return _RETURN_SCALE * np.power(float(gamma), exponent.astype(np.float64))
 
@@ -300,10 +306,9 @@ def graphgpo_advantages(
     for name, w in (("step_advantage_w", step_advantage_w), ("episode_advantage_w", episode_advantage_w)):
         if not np.isfinite(w):
             raise ConfigurationError(f"{name} must be a finite number, got {w!r}.", **{name: w})
-    returns = graph_step_returns(
-        batch, gamma=gamma, normalize_distance=normalize_distance, next_anchor=next_anchor, success=success
-    )
+    _check_gamma(gamma)
     layout = BatchLayout.from_batch(batch)
+    returns = _returns(_build(batch, next_anchor, success, layout), gamma, normalize_distance)
     samples = returns - invalid_penalty_of(batch, invalid_penalty)
     codes, n_codes = step_groups(batch, layout)
     step = normalize_in_groups(codes, samples, n_codes, mode=mode, ddof=1, epsilon=epsilon, singleton="zero")

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
-from envhub.algos import compute_advantages, graphgpo_advantages, state_distances, transition_graphs
+from envhub.algos import (
+    compute_advantages,
+    graph_step_returns,
+    graphgpo_advantages,
+    state_distances,
+    transition_graphs,
+)
 from envhub.algos.gigpo import gigpo_advantages
 from envhub.core.errors import ConfigurationError
 
-from .builders import Row, random_rows, to_batch, trajectory
+from .builders import Row, random_rows, row_lists, to_batch, trajectory
 
 EPS = 1e-6
+FEW = settings(max_examples=40, deadline=None)
 
 
 def _example() -> list[Row]:
@@ -152,3 +161,66 @@ def test_compute_advantages_and_config_know_graphgpo() -> None:
         compute_advantages(batch, "graphgpo", episode_advantage_w=math.nan)
     with pytest.raises(ConfigurationError):
         state_distances(batch, next_anchor=["x"])
+
+
+def _bfs_reference(rows: list[Row]) -> dict[tuple[Any, int], tuple[int, int]]:
+    """Distances by a plain dict-and-deque search per group, written from the definition."""
+    from collections import deque
+
+    out: dict[tuple[Any, int], tuple[int, int]] = {}
+    for uid in {r.uid for r in rows}:
+        trajs: dict[Any, list[Row]] = {}
+        for r in rows:
+            if r.uid == uid:
+                trajs.setdefault(r.traj, []).append(r)
+        edges: list[tuple[Any, Any]] = []
+        nxt_of: dict[tuple[Any, int], Any] = {}
+        for name, steps in trajs.items():
+            steps.sort(key=lambda r: r.step)
+            won = sum(r.reward for r in steps) > 0
+            for i, r in enumerate(steps):
+                if i + 1 < len(steps):
+                    nxt: Any = ("s", steps[i + 1].anchor)
+                else:
+                    nxt = ("success",) if won else ("end", name)
+                edges.append((("s", r.anchor), nxt))
+                nxt_of[(name, r.step)] = nxt
+        nodes = {n for e in edges for n in e} | {("success",)}
+        dist = {("success",): 0}
+        queue = deque([("success",)])
+        while queue:
+            v = queue.popleft()
+            for a, b in edges:
+                if b == v and a not in dist:
+                    dist[a] = dist[v] + 1
+                    queue.append(a)
+        far = max(dist.values())
+        full = {n: dist.get(n, far + 1) for n in nodes}
+        for name, steps in trajs.items():
+            for r in steps:
+                out[(uid, name, r.step)] = (full[("s", r.anchor)], full[nxt_of[(name, r.step)]])  # type: ignore[index]
+    return out
+
+
+@FEW
+@given(rows=row_lists())
+def test_distances_equal_a_plain_breadth_first_search(rows: list[Row]) -> None:
+    d_anchor, d_next = state_distances(to_batch(rows))
+    expected = _bfs_reference(rows)
+    got = {(r.uid, r.traj, r.step): (int(a), int(n)) for r, a, n in zip(rows, d_anchor, d_next, strict=True)}
+    assert got == expected
+
+
+@FEW
+@given(rows=row_lists())
+def test_returns_are_bounded_and_steps_into_success_get_the_most(rows: list[Row]) -> None:
+    batch = to_batch(rows)
+    d_anchor, d_next = state_distances(batch)
+    # An edge shortens the distance by at most one (unreachable states included: largest + 1).
+    assert np.all(d_anchor <= d_next + 1)
+    absolute = graph_step_returns(batch, gamma=0.5)
+    assert np.all((absolute > 0) & (absolute <= 10.0))
+    assert np.all(absolute[d_next == 0] == 10.0)
+    progress = graph_step_returns(batch, gamma=0.5, normalize_distance=True)
+    # A step that moves one closer earns 10, whatever its distance (the progress variant).
+    np.testing.assert_array_equal(progress[d_next == d_anchor - 1], 10.0)

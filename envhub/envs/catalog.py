@@ -20,7 +20,8 @@ sokoban    mean_norm       (class default) max steps 15, 32 tasks x 8
 HGPO was not run on search QA in the reference; its row uses search's memory window (4)
 and GiGPO's search settings. GRPO keeps std normalisation everywhere
 (``norm_adv_by_std_in_grpo`` defaults to true). Families without a reference run (tau,
-timeseries) use the class defaults.
+timeseries) use the class defaults. GraphGPO's scripts (``recipe/GraphGPO/run_*.sh``) use
+gamma 0.1 (its class default) for ALFWorld and WebShop and 0.8 for Sokoban.
 """
 
 from __future__ import annotations

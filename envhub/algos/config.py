@@ -143,7 +143,7 @@ class GraphGPOConfig:
     Attributes:
         mode: ``mean_std_norm`` (the authors' default) or ``mean_norm``.
         gamma: base of the graph step return ``10 * gamma ** d``, in (0, 1]; the authors use
-            0.1 for ALFWorld and WebShop, 0.8 for Sokoban.
+            0.1 for ALFWorld, 0.2 for WebShop, 0.8 for Sokoban.
         step_advantage_w: weight of the graph step term.
         episode_advantage_w: weight of the episode term (0: the graph signal alone).
         normalize_distance: ``False``: return from the next state's distance; ``True``: from

@@ -287,7 +287,7 @@ def graphgpo_advantages(
     Args:
         batch: the steps, any row order.
         mode: ``"mean_std_norm"`` (the authors' default) or ``"mean_norm"``, both levels.
-        gamma: base of the graph step return, in (0, 1] (authors: 0.1 ALFWorld/WebShop, 0.8 Sokoban).
+        gamma: base of the graph step return, in (0, 1] (authors: 0.1 ALFWorld, 0.2 WebShop, 0.8 Sokoban).
         step_advantage_w: weight of the graph step term.
         episode_advantage_w: weight of the episode term (0 leaves only the graph signal).
         normalize_distance: the authors' option: ``True`` uses the distance change (progress).

@@ -21,7 +21,7 @@ HGPO was not run on search QA in the reference; its row uses search's memory win
 and GiGPO's search settings. GRPO keeps std normalisation everywhere
 (``norm_adv_by_std_in_grpo`` defaults to true). Families without a reference run (tau,
 timeseries) use the class defaults. GraphGPO's scripts (``recipe/GraphGPO/run_*.sh``) use
-gamma 0.1 (its class default) for ALFWorld and WebShop and 0.8 for Sokoban.
+gamma 0.1 (its class default) for ALFWorld, 0.2 for WebShop and 0.8 for Sokoban.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ __all__ = ["CATALOG"]
 _WEBSHOP_ADVANTAGES: Mapping[str, Mapping[str, Any]] = {
     "gigpo": {"mode": "mean_norm"},
     "hgpo": {"mode": "mean_norm", "history_length": 2},
+    "graphgpo": {"gamma": 0.2},  # recipe/GraphGPO/run_qwen2.5_*_webshop_train.sh
 }
 
 CATALOG: tuple[EnvSpec, ...] = (

@@ -63,8 +63,9 @@ def test_env_defaults_follow_the_reference_scripts() -> None:
     hgpo_search = default_config("hgpo", resolve("search"))
     assert isinstance(hgpo_search, HGPOConfig) and hgpo_search.history_length == 4
     assert default_config("grpo", resolve("tau")) == GRPOConfig()
-    # GraphGPO: gamma 0.1 (ALFWorld and WebShop scripts), 0.8 (the Sokoban script).
+    # GraphGPO: gamma 0.1 (ALFWorld scripts), 0.2 (WebShop), 0.8 (the Sokoban script).
     assert default_config("graphgpo", resolve("alfworld")).gamma == 0.1  # type: ignore[union-attr]
+    assert default_config("graphgpo", resolve("webshop")).gamma == 0.2  # type: ignore[union-attr]
     assert default_config("graphgpo", resolve("sokoban")).gamma == 0.8  # type: ignore[union-attr]
 
 

@@ -25,6 +25,7 @@ from envhub.algos import (
     graphgpo_advantages,
     grpo_advantages,
     hgpo_levels,
+    state_distances,
     step_advantages,
     transition_graphs,
 )
@@ -58,6 +59,7 @@ class StepCredit:
     step: float | None = None  # GiGPO's and GraphGPO's A^S
     anchor_group: int | None = None  # GiGPO, GraphGPO: index into GroupCredit.anchor_groups
     levels: tuple[LevelItem, ...] = ()  # HGPO
+    distances: tuple[int, int] | None = None  # GraphGPO: (d(anchor), d(next)) to success
 
 
 @dataclass
@@ -175,12 +177,14 @@ def _graphgpo(
     )
     groups = _anchor_groups(out, batch, keys, None, False)
     out.graph = next(iter(transition_graphs(batch).values()))
+    d_anchor, d_next = state_distances(batch)
     out.steps = {
         key: StepCredit(
             advantage=float(total[i]),
             episode=float(episode[i]),
             step=float(step[i]),
             anchor_group=int(groups[i]),
+            distances=(int(d_anchor[i]), int(d_next[i])),
         )
         for i, key in enumerate(keys)
     }

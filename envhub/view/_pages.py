@@ -334,6 +334,11 @@ def _credit_block(batch: Batch, group: Group, credit: GroupCredit, key: StepKey,
             f"<tr><th>step advantage A<sup>S</sup> (weight {w:g})</th>"
             f"<td>{_num(c.step, 'step-advantage')}</td></tr>"
         )
+        if c.distances is not None:
+            rows.append(
+                f'<tr><th>distance to success, before &rarr; after the step</th><td id="graph-distance">'
+                f"{c.distances[0]} &rarr; {c.distances[1]}</td></tr>"
+            )
     elif algo == "grpo":
         rows.append(f"<tr><th>episode advantage</th><td>{_num(c.episode, 'episode-advantage')}</td></tr>")
     elif c.episode is not None:

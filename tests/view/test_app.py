@@ -256,3 +256,10 @@ def test_a_graphgpo_group_shows_its_transition_graph(served: Served, tmp_path: P
         for node in graph.nodes:
             assert f"d = {node.distance}" in svg
         assert "Anchor groups" in html  # GraphGPO normalises within the same anchor groups
+        traj = group.trajectories[0]
+        step = httpx.get(
+            base + "/step",
+            params={"batch": "iter_000001", "uid": group.uid, "traj": traj.traj_id, "step": 0},
+        )
+        d = credit.steps[(traj.traj_id, 0)].distances
+        assert d is not None and f'id="graph-distance">{d[0]} &rarr; {d[1]}<' in step.text

@@ -219,11 +219,20 @@ def test_graphgpo_recipe_trains_two_iterations(small_model_dir: Path, tmp_path: 
     assert all(r["rows/count"] == 16 for r in rows)
 
 
-def test_graphgpo_settings_are_checked(small_model_dir: Path, tmp_path: Path) -> None:
+def test_graphgpo_progress_variant_runs_and_bad_settings_are_refused(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
     from envhub.core.errors import ConfigurationError
 
-    config = _config(small_model_dir, tmp_path, algo="graphgpo", advantage={"normalize_distance": True})
-    assert config.algo == "graphgpo"
+    # The progress variant on a multi-step env (search: up to two turns here).
+    config = _config(
+        small_model_dir,
+        tmp_path / "progress",
+        algo="graphgpo",
+        iterations=1,
+        advantage={"normalize_distance": True},
+    )
+    assert train(config).policy_version == 1
     for bad in ({"gamma": 0.0}, {"history_length": 2}, {"normalize_distance": "yes"}):
         with pytest.raises(ConfigurationError, match="advantage"):
             _config(small_model_dir, tmp_path, algo="graphgpo", advantage=bad)

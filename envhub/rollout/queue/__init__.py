@@ -1,8 +1,9 @@
-"""Finished-group queues (in-process and Redis Streams) and the rollout journal.
+"""Finished-group queues (in-process and Redis Streams).
 
-See :mod:`envhub.rollout.queue.base` for the queue contract, :mod:`~envhub.rollout.queue.memory`
-and :mod:`~envhub.rollout.queue.redis` for the backends, :mod:`~envhub.rollout.queue.journal`
-for resuming rollout jobs after a crash, :mod:`~envhub.rollout.queue.codec` for payloads (and
+See :mod:`envhub.rollout.queue.base` for the ports (:class:`GroupWriter`, what a producer needs,
+and :class:`GroupQueue`, a writer that can be read), :mod:`~envhub.rollout.queue.memory` and
+:mod:`~envhub.rollout.queue.redis` for the backends, :mod:`envhub.rollout.journal` for resuming
+rollout jobs after a crash, :mod:`~envhub.rollout.queue.codec` for payloads (and
 the trainer's columnar decode), and :mod:`~envhub.rollout.queue.settings` for ``ENVHUB_QUEUE_*``.
 Importing this package does not import redis-py; import the Redis classes from their modules.
 """
@@ -16,14 +17,6 @@ from envhub.rollout.queue.codec import (
     encode_group,
     encode_step,
 )
-from envhub.rollout.queue.journal import (
-    JobRecord,
-    MemoryJournal,
-    OpenGroup,
-    OpenMember,
-    RolloutJournal,
-    group_uid,
-)
 from envhub.rollout.queue.memory import MemoryQueue
 from envhub.rollout.queue.settings import QueueSettings
 from envhub.rollout.queue.stats import QueueStats
@@ -33,18 +26,12 @@ __all__ = [
     "GroupColumns",
     "GroupQueue",
     "GroupWriter",
-    "JobRecord",
-    "MemoryJournal",
     "MemoryQueue",
-    "OpenGroup",
-    "OpenMember",
     "QueueSettings",
     "QueueStats",
-    "RolloutJournal",
     "decode_columns",
     "decode_group",
     "decode_step",
     "encode_group",
     "encode_step",
-    "group_uid",
 ]

@@ -50,6 +50,7 @@ __all__ = [
     "evaluate",
     "evaluate_async",
     "read_episodes",
+    "rollout_request",
 ]
 
 EPISODES = "episodes.jsonl"

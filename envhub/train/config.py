@@ -152,8 +152,8 @@ ROLLOUT_SHORTHANDS: dict[str, tuple[str, str | None]] = {
 }
 
 #: Where the trainer's defaults differ from a service job's (each still declared once, on the request).
-TRAINER_DEFAULTS: dict[str, Any] = {"split": "train", "max_concurrent_groups": 64}
-TRAINER_SAMPLING_DEFAULTS: dict[str, Any] = {"max_tokens": 512}
+_TRAINER_DEFAULTS: dict[str, Any] = {"split": "train", "max_concurrent_groups": 64}
+_TRAINER_SAMPLING_DEFAULTS: dict[str, Any] = {"max_tokens": 512}
 
 #: The Redis stream a trainer's groups go to when ``rollout.stream`` is not set.
 DEFAULT_STREAM = "envhub:groups"
@@ -220,11 +220,11 @@ class RolloutSettings(RolloutRequest):
             if isinstance(target, BaseModel):
                 target = target.model_dump()
             data[section] = {**(target if isinstance(target, dict) else {}), field: value}
-        for key, value in TRAINER_DEFAULTS.items():
+        for key, value in _TRAINER_DEFAULTS.items():
             data.setdefault(key, value)
         sampling = data.get("sampling")
         if sampling is None or isinstance(sampling, dict):
-            data["sampling"] = {**TRAINER_SAMPLING_DEFAULTS, **(sampling or {})}
+            data["sampling"] = {**_TRAINER_SAMPLING_DEFAULTS, **(sampling or {})}
         policy = data.get("policy")
         if isinstance(policy, dict) and "base_url" in policy:
             data.setdefault("policy_url", policy["base_url"])

@@ -7,9 +7,10 @@ this module fills both:
   with the trainer's own model. Each dataset prompt names an episode (:func:`episode_prompt`:
   a task id and a reset seed); TRL hands the function every prompt ``num_generations`` times
   in a row, so each block of identical prompts becomes one GRPO group with identical starts.
-  The episodes are played by envhub's :class:`~envhub.rollout.engine.RolloutEngine` in
-  trajectory mode (the env family's prompt template and projection rule, a
-  :class:`~envhub.rollout.sequences.SequenceBuilder` that never re-tokenises), in process or
+  The episodes are played by envhub's rollout driver (:func:`~envhub.rollout.driver.play`,
+  which returns the groups in prompt order) in trajectory mode (the env family's prompt
+  template and projection rule, a :class:`~envhub.rollout.sequences.SequenceBuilder` that never
+  re-tokenises), in process or
   against an ``envhub serve`` server (``base_url``). Each episode comes back as one sequence:
   ``prompt_ids`` (the first prompt), ``completion_ids`` (every sampled turn followed by the
   env's reply), ``logprobs`` (the sampling logprobs; 0.0 on env tokens) and ``env_mask``

@@ -8,7 +8,7 @@ the trainer's columnar decode), and :mod:`~envhub.rollout.queue.settings` for ``
 Importing this package does not import redis-py; import the Redis classes from their modules.
 """
 
-from envhub.rollout.queue.base import Delivery, GroupQueue, GroupWriter
+from envhub.rollout.queue.base import Delivery, GroupQueue, GroupReader, GroupWriter
 from envhub.rollout.queue.codec import (
     GroupColumns,
     decode_columns,
@@ -25,6 +25,7 @@ __all__ = [
     "Delivery",
     "GroupColumns",
     "GroupQueue",
+    "GroupReader",
     "GroupWriter",
     "MemoryQueue",
     "QueueSettings",

@@ -41,6 +41,7 @@ __all__ = [
     "parse_override",
     "persisted_spec",
     "resolve_env_id",
+    "restored_request",
     "sequence_builders",
     "set_path",
 ]
@@ -128,6 +129,18 @@ def persisted_spec(request: RolloutRequest) -> dict[str, Any]:
     if isinstance(spec.get("policy"), dict):
         spec["policy"].pop("api_key", None)
     return spec
+
+
+def restored_request(spec: Mapping[str, Any]) -> RolloutRequest:
+    """The request a journal kept (:func:`persisted_spec`), from any earlier version of the service.
+
+    Specs journaled before the context lost its ``max_steps`` carry ``context.max_steps``; the
+    engine never read it there (the request's own ``max_steps`` applied), so it is dropped.
+    """
+    data = dict(spec)
+    if isinstance(data.get("context"), Mapping):
+        data["context"] = {k: v for k, v in data["context"].items() if k != "max_steps"}
+    return RolloutRequest.model_validate(data)
 
 
 def check_job(request: RolloutRequest, *, remote: bool = False, flags: bool = False) -> RolloutRequest:

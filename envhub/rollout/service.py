@@ -60,6 +60,7 @@ from envhub.rollout.jobs import (
     check_job,
     check_policy,
     persisted_spec,
+    restored_request,
 )
 from envhub.rollout.journal import ResumePoint
 from envhub.rollout.metrics import RolloutMetrics
@@ -805,7 +806,7 @@ class JobManager:
                     if known.status == "failed":
                         del self.jobs[job_id]
                     continue
-            request = self._stored(RolloutRequest.model_validate(spec))
+            request = self._stored(restored_request(spec))
             if status in FINISHED:
                 job = Job(job_id=job_id, request=request, env_id=request.env_id, status=status)
                 job.finished_at = time.time()

@@ -66,3 +66,12 @@ def test_play_streams_to_a_sink_and_leaves_what_it_was_given_open() -> None:
 
     asyncio.run(run())
     assert sorted(g.task_id for g in sink.groups) == ["test-0", "test-1"]
+
+
+def test_a_spec_journaled_by_an_earlier_service_still_restores() -> None:
+    from envhub.rollout.jobs import persisted_spec, restored_request
+
+    current = request(count=2, context={"history_length": 1})
+    old = persisted_spec(current)
+    old["context"]["max_steps"] = 50  # the shape before the context lost max_steps
+    assert restored_request(old) == current

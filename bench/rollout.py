@@ -41,10 +41,11 @@ from _common import SMOKE_RESULTS, free_port, machine, results_dir, server_proce
 
 import envhub
 from envhub.core.records import Group
-from envhub.policy.base import Prompt
+from envhub.core.wire import RolloutRequest
+from envhub.policy.base import Prompt, SamplingParams
 from envhub.policy.scripted import ScriptedBackend, heavy_tailed_latency
 from envhub.rollout.context import AgentContext
-from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+from envhub.rollout.engine import GroupTask, RolloutEngine
 from envhub.rollout.envpool import InProcessEnvPool, RemoteEnvPool, StepItem
 from envhub.server import ServerSettings
 from envhub.server.testing import serve_in_thread
@@ -76,7 +77,7 @@ async def engine_run(
     envs: Any, backend: Any, tasks: list[GroupTask], **cfg: Any
 ) -> tuple[list[Group], float]:
     sink = Sink()
-    engine = RolloutEngine(envs=envs, backend=backend, config=EngineConfig(**cfg), queue=sink, job_id="b")
+    engine = RolloutEngine(envs=envs, backend=backend, config=RolloutRequest(**cfg), queue=sink, job_id="b")
     t0 = time.perf_counter()
     await engine.run(tasks)
     wall = time.perf_counter() - t0
@@ -135,7 +136,7 @@ def overhead_row(
                 envs = RemoteEnvPool([f"http://127.0.0.1:{port}"], env_id=env_id)
                 sink = Sink()
                 engine = RolloutEngine(
-                    envs=envs, backend=replay, config=EngineConfig(**cfg), queue=sink, job_id="b"
+                    envs=envs, backend=replay, config=RolloutRequest(**cfg), queue=sink, job_id="b"
                 )
                 srv0, cpu0, t0 = server_cpu(), time.process_time(), time.perf_counter()
                 await engine.run(tasks)
@@ -218,15 +219,14 @@ def part_tiny(groups: int, group_size: int) -> list[dict[str, Any]]:
         backend = TransformersBackend(path)
         envs = InProcessEnvPool(lambda **kw: envhub.make(TS, **kw), env_id=TS)
         sink = Sink()
-        from envhub.policy.base import SamplingParams
-        from envhub.rollout.context import ContextConfig
+        from envhub.core.wire import SamplingRequest
 
-        config = EngineConfig(
+        config = RolloutRequest(
             group_size=group_size,
             max_concurrent_groups=groups,
             env_kwargs={"images": False},
-            sampling=SamplingParams(max_tokens=16),
-            context=ContextConfig(max_steps=3),
+            sampling=SamplingRequest(max_tokens=16),
+            max_steps=3,
         )
         engine = RolloutEngine(envs=envs, backend=backend, config=config, queue=sink, job_id="tiny")
 
@@ -258,11 +258,12 @@ def part_tiny(groups: int, group_size: int) -> list[dict[str, Any]]:
 
 async def lockstep(tasks: list[GroupTask], group_size: int, backend: ScriptedBackend, max_steps: int) -> int:
     """verl-agent's loop: all members of all groups take each step together (one call, one step)."""
-    from envhub.rollout.context import ContextConfig
+    from envhub.core.wire import ContextConfig
+    from envhub.rollout.context import resolve_context
 
     envs = InProcessEnvPool(lambda **kw: envhub.make(TS, **kw), env_id=TS)
-    ctx_config = ContextConfig(max_steps=max_steps)
-    resolved = ctx_config.resolve(TS)
+    ctx_config = ContextConfig()
+    resolved = resolve_context(ctx_config, TS)
     opened = [
         await envs.open_group(
             group_size=group_size, task_id=t.task_id, seed=t.seed, split=None, env_kwargs={"images": False}
@@ -301,7 +302,7 @@ async def lockstep(tasks: list[GroupTask], group_size: int, backend: ScriptedBac
             )
             for m in live
         ]
-        completions = await backend.generate(prompts, EngineConfig().sampling)  # waits for the slowest
+        completions = await backend.generate(prompts, SamplingParams())  # waits for the slowest
         by_group: dict[int, list[tuple[dict[str, Any], Any]]] = {}
         for m, c in zip(live, completions, strict=True):
             by_group.setdefault(id(m["group"]), []).append((m, m["ctx"].project(c.text)))
@@ -355,7 +356,7 @@ def part_lockstep(
         engine = RolloutEngine(
             envs=envs,
             backend=ScriptedBackend(replay, latency=heavy_tailed_latency(**lat)),
-            config=EngineConfig(**cfg),
+            config=RolloutRequest(**cfg),
             queue=sink,
             job_id="ind",
         )

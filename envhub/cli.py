@@ -288,37 +288,52 @@ def serve_rollouts_command(
 
 @app.command("rollout")
 def rollout_command(
-    env: Annotated[str, typer.Option(help="Env id (in-process envs unless --env-url is given).")],
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", help="A job YAML: the RolloutRequest fields (what POST /v1/rollouts takes)."
+        ),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="KEY=VALUE over the job (dotted key, YAML value), e.g. sampling.top_p=0.9."
+        ),
+    ] = None,
+    env: Annotated[
+        str | None, typer.Option(help="Env id (in-process envs unless --env-url is given).")
+    ] = None,
     env_url: Annotated[list[str] | None, typer.Option(help="Env server replica URL (repeatable).")] = None,
     resolve_replicas: Annotated[
-        bool, typer.Option(help="Every address an --env-url host resolves to is a replica (compose --scale).")
-    ] = False,
+        bool | None,
+        typer.Option(help="Every address an --env-url host resolves to is a replica (compose --scale)."),
+    ] = None,
     split: Annotated[str | None, typer.Option(help="Task split (the env's default if unset).")] = None,
     count: Annotated[int | None, typer.Option(help="Groups: the first COUNT tasks of the split.")] = None,
     task: Annotated[
         list[str] | None, typer.Option(help="Explicit task id (repeatable), one group each.")
     ] = None,
-    group_size: Annotated[int, typer.Option(help="Members per group (GRPO's n).")] = 8,
-    max_steps: Annotated[int, typer.Option(help="Steps before an episode is truncated.")] = 50,
+    group_size: Annotated[int | None, typer.Option(help="Members per group (GRPO's n; default 8).")] = None,
+    max_steps: Annotated[int | None, typer.Option(help="Steps before an episode is truncated (50).")] = None,
     policy: Annotated[
         str | None, typer.Option(help="scripted:<module>:<callable> (else --policy-url and --model).")
     ] = None,
     policy_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL (…/v1).")] = None,
     model: Annotated[str | None, typer.Option(help="Served model name.")] = None,
     tokenizer: Annotated[str | None, typer.Option(help="Local tokenizer directory.")] = None,
-    policy_version: Annotated[int, typer.Option(help="Stamped on every step.")] = 0,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
-    max_tokens: Annotated[int, typer.Option(help="Most tokens per response.")] = 256,
-    concurrency: Annotated[int, typer.Option(help="Groups played at once.")] = 8,
-    step_timeout: Annotated[float, typer.Option(help="Seconds one step of a group may take.")] = 300.0,
-    on_failure: Annotated[str, typer.Option(help="retry | drop a group with a failed member.")] = "retry",
-    agentocr: Annotated[bool, typer.Option(help="Show the history as an image (AgentOCR).")] = False,
+    policy_version: Annotated[int | None, typer.Option(help="Stamped on every step.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (1.0).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per response (256).")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Groups played at once (8).")] = None,
+    step_timeout: Annotated[float | None, typer.Option(help="Seconds one step of a group may take.")] = None,
+    on_failure: Annotated[str | None, typer.Option(help="retry | drop a group with a failed member.")] = None,
+    agentocr: Annotated[bool | None, typer.Option(help="Show the history as an image (AgentOCR).")] = None,
     trajectory_mode: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             help="Also build one token sequence per episode (needs --policy-url, --model and --tokenizer)."
         ),
-    ] = False,
+    ] = None,
     env_kwarg: Annotated[list[str] | None, typer.Option(help="KEY=JSON env constructor argument.")] = None,
     out: Annotated[Path, typer.Option("-o", "--out", help="JSONL file the groups are appended to.")] = Path(
         "groups.jsonl"
@@ -326,7 +341,10 @@ def rollout_command(
     redis_url: Annotated[
         str | None, typer.Option(help="Publish to this Redis stream instead of --out [REDIS_URL].")
     ] = None,
-    stream: Annotated[str, typer.Option(help="The Redis stream of finished groups.")] = "envhub:groups",
+    stream: Annotated[
+        str | None,
+        typer.Option(help="The Redis stream of finished groups (the job's stream; envhub:groups)."),
+    ] = None,
     service_url: Annotated[
         str | None,
         typer.Option(help="Submit the job to this rollout service (envhub serve-rollouts) instead."),
@@ -337,113 +355,87 @@ def rollout_command(
 ) -> None:
     """Run one rollout job here (no service) with a progress bar; groups go to a JSONL file or Redis.
 
+    The job is a RolloutRequest, the body POST /v1/rollouts takes: read from --config (YAML), then
+    the flags (shorthands of its fields: --env sets env_id, --temperature sampling.temperature,
+    --concurrency max_concurrent_groups, ...), then each --set KEY=VALUE (dotted key, YAML value).
     With --service-url the job runs on a rollout service instead (its groups go to the service's
     stream) and this command waits for it.
 
-    Bad input (sampling out of range, a policy endpoint that does not answer or does not serve
-    --model, a count beyond the split) is one line on stderr and exit 2, and leaves no output file.
+    Bad input (a field out of range, a policy endpoint that does not answer or does not serve
+    the model, a count beyond the split) is one line on stderr and exit 2, and leaves no output file.
     """
     import asyncio
     import json
     import uuid
 
-    from pydantic import ValidationError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from envhub.core.errors import ConfigurationError, error_from_wire
-    from envhub.rollout.context import ContextConfig
-    from envhub.rollout.engine import EngineConfig, EngineEvent, JobAborted
-    from envhub.rollout.jobs import (
-        CountBeyondSplitError,
-        InvalidJobError,
-        PolicyEndpoint,
-        SamplingRequest,
-        build_backend,
-        check_policy,
-        sequence_builders,
-    )
-    from envhub.rollout.oneshot import make_pool, run_rollout
-    from envhub.rollout.queue.base import GroupQueue
+    from envhub.rollout.driver import play
+    from envhub.rollout.engine import EngineEvent, GroupTask, JobAborted
+    from envhub.rollout.jobs import CountBeyondSplitError, check_job, check_policy, load_request
+    from envhub.rollout.queue.base import GroupWriter
 
-    if (count is None) == (not task):
-        raise ConfigurationError("Give exactly one of --count or --task.")
-    if on_failure not in ("retry", "drop"):
+    if on_failure is not None and on_failure not in ("retry", "drop"):
         raise ConfigurationError(f"--on-failure must be retry or drop, got {on_failure!r}.")
-    if policy is None and (policy_url is None or model is None):
-        raise ConfigurationError("Give --policy scripted:<module>:<callable>, or --policy-url and --model.")
-    try:
-        spec: PolicyEndpoint | str = policy or PolicyEndpoint(
-            base_url=str(policy_url), model=str(model), tokenizer=tokenizer
-        )
-        sampling = SamplingRequest(temperature=temperature, max_tokens=max_tokens).params()
-    except ValidationError as exc:
-        raise InvalidJobError.from_validation(exc, flags=True) from None
-    if trajectory_mode and (isinstance(spec, str) or spec.tokenizer is None):
+    if trajectory_mode and policy is not None:
         raise ConfigurationError(
             "--trajectory-mode needs a policy endpoint with a local tokenizer: give --policy-url, "
             "--model and --tokenizer (a scripted policy samples no tokens)."
         )
-    kwargs = {}
+    fields: dict[str, Any] = {
+        "env_id": env,
+        "env_urls": env_url,
+        "resolve_replicas": resolve_replicas,
+        "split": split,
+        "count": count,
+        "task_ids": task,
+        "group_size": group_size,
+        "max_steps": max_steps,
+        "policy": policy,
+        "policy.base_url": policy_url,
+        "policy.model": model,
+        "policy.tokenizer": tokenizer,
+        "policy_version": policy_version,
+        "sampling.temperature": temperature,
+        "sampling.max_tokens": max_tokens,
+        "max_concurrent_groups": concurrency,
+        "step_timeout_s": step_timeout,
+        "on_failure": on_failure,
+        "context.agentocr": agentocr,
+        "trajectory_mode": trajectory_mode,
+        "stream": stream,
+    }
     for item in env_kwarg or []:
         key, _, value = item.partition("=")
         try:
-            kwargs[key] = json.loads(value)
+            fields[f"env_kwargs.{key}"] = json.loads(value)
         except json.JSONDecodeError as exc:
             raise ConfigurationError(
                 f"--env-kwarg {item!r}: the value is not JSON ({exc.msg}); write KEY=JSON, e.g. images=false."
             ) from None
-    try:  # --group-size 0, --concurrency 0, --max-steps 0, --step-timeout -1: one line, exit 2
-        config = EngineConfig(
-            group_size=group_size,
-            max_concurrent_groups=concurrency,
-            sampling=sampling,
-            context=ContextConfig(max_steps=max_steps, agentocr=agentocr),
-            trajectory_mode=trajectory_mode,
-            split=split,
-            env_kwargs=kwargs,
-            step_timeout_s=step_timeout,
-            on_failure=on_failure,  # type: ignore[arg-type]
-        )
-    except ValidationError as exc:
-        raise InvalidJobError.from_validation(exc, flags=True) from None
+    given = {k: v for k, v in fields.items() if v is not None}
+    if policy is not None:  # a scripted policy replaces an endpoint the YAML names
+        given = {k: v for k, v in given.items() if not k.startswith("policy.")}
+    request = check_job(load_request(config, set_ or [], fields=given))
     if service_url is not None:
-        _rollout_on_service(
-            service_url,
-            token=token,
-            fields={
-                "env_urls": env_url or [],
-                "env_id": env if "/" in env else None,
-                "resolve_replicas": resolve_replicas,
-                "env_kwargs": kwargs,
-                "split": split,
-                "task_ids": task,
-                "count": count,
-                "group_size": group_size,
-                "max_steps": max_steps,
-                "sampling": {"temperature": temperature, "max_tokens": max_tokens},
-                "policy": spec,
-                "policy_version": policy_version,
-                "context": ContextConfig(agentocr=agentocr),
-                "max_concurrent_groups": concurrency,
-                "step_timeout_s": step_timeout,
-                "on_failure": on_failure,
-                "trajectory_mode": trajectory_mode,
-            },
-        )
+        _rollout_on_service(service_url, token=token, request=request)
         return
-    asyncio.run(check_policy(spec))  # a down endpoint or an unserved model: one line, before any file
-    queue: GroupQueue
+    asyncio.run(check_policy(request.policy))  # a down endpoint or an unserved model: one line, first
+    sink: GroupWriter
     out_existed = out.exists()
+    where = str(out)
     if redis_url is not None:
         from envhub.rollout.queue.redis import RedisQueue
         from envhub.rollout.queue.settings import QueueSettings
 
         bounds = QueueSettings()  # ENVHUB_QUEUE_MAX_LAG bounds this producer too
-        queue = RedisQueue(redis_url, stream=stream, max_lag=bounds.max_lag, claim_idle_ms=bounds.lease_ms)
+        where = request.stream or "envhub:groups"
+        sink = RedisQueue(redis_url, stream=where, max_lag=bounds.max_lag, claim_idle_ms=bounds.lease_ms)
     else:
         from envhub.rollout.export import JsonlGroupWriter
 
-        queue = JsonlGroupWriter(out)
+        sink = JsonlGroupWriter(out)
     job_id = uuid.uuid4().hex[:12]
     try:
         with Progress(
@@ -464,62 +456,52 @@ def rollout_command(
                 advance = 1 if event.kind in ("group_published", "group_dropped") else 0
                 bar.update(progress, advance=advance, steps=counts["steps"], dropped=counts["dropped"])
 
-            def on_tasks(n: int) -> None:
-                if count is not None and n < count:
+            def on_tasks(tasks: list[GroupTask]) -> None:
+                if request.count is not None and len(tasks) < request.count:
                     raise CountBeyondSplitError(
-                        f"--count {count} but split {split or '(default)'} of {env} has {n} tasks; "
-                        f"ask for at most {n}.",
-                        count=count,
-                        total=n,
+                        f"count {request.count} but split {request.split or '(default)'} of "
+                        f"{request.env_id or request.env_urls[0]} has {len(tasks)} tasks; ask for at "
+                        f"most {len(tasks)}.",
+                        count=request.count,
+                        total=len(tasks),
                     )
-                bar.update(progress, total=n)
+                bar.update(progress, total=len(tasks))
 
-            engine = asyncio.run(
-                run_rollout(
-                    envs=make_pool(env_id=env, env_urls=env_url or [], resolve_replicas=resolve_replicas),
-                    backend=build_backend(spec, policy_version),
-                    config=config,
-                    queue=queue,
-                    task_ids=task,
-                    count=count,
-                    job_id=job_id,
-                    on_tasks=on_tasks,
-                    on_event=on_event,
-                    sequence_builder=sequence_builders(spec) if trajectory_mode else None,
-                )
-            )
+            async def run() -> Any:
+                try:
+                    return await play(request, sink, job_id=job_id, on_event=on_event, on_tasks=on_tasks)
+                finally:
+                    await sink.aclose()
+
+            played = asyncio.run(run())
     except JobAborted as exc:
         _drop_empty(out, out_existed)
         raise error_from_wire(exc.failure.code, exc.failure.message) from None
     except BaseException:
         _drop_empty(out, out_existed)
         raise
-    report = engine.report
+    report = played.report
     Console().print(
-        f"job {job_id}: {report.published} groups written to {out if redis_url is None else stream}, "
-        f"{report.dropped} dropped "
+        f"job {job_id}: {report.published} groups written to {where}, {report.dropped} dropped "
         f"{report.drops_by_cause or ''}, {report.retried} re-run, {report.steps} steps "
         f"in {report.elapsed_s:.1f} s"
     )
 
 
-def _rollout_on_service(url: str, *, token: str | None, fields: dict[str, Any]) -> None:
+def _rollout_on_service(url: str, *, token: str | None, request: Any) -> None:
     """Submit one job to a rollout service with :class:`~envhub.client.RolloutClient` and wait for it."""
     import time
 
-    from pydantic import ValidationError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from envhub.client import RolloutClient
-    from envhub.core.errors import ConfigurationError, error_from_wire
-    from envhub.rollout.jobs import InvalidJobError, RolloutRequest
+    from envhub.core.errors import error_from_wire
+    from envhub.rollout.jobs import check_job
 
-    if not fields["env_urls"]:
-        raise ConfigurationError("--service-url needs the env servers the service plays on: give --env-url.")
-    try:
-        request = RolloutRequest.model_validate(fields)
-    except ValidationError as exc:
-        raise InvalidJobError.from_validation(exc, flags=True) from None
+    if request.env_id is not None and "/" not in request.env_id:
+        # A family name ("timeseries") is for in-process envs; the service checks what its servers serve.
+        request = request.model_copy(update={"env_id": None})
+    check_job(request, remote=True)
     with RolloutClient(url, token=token) as client:
         job_id = client.submit(request).job_id
         with Progress(

@@ -31,6 +31,18 @@ else
     echo "fleet-base: $public_base cannot be pulled; building $local_base with debootstrap" >&2
     rootfs="$cache/rootfs"
     if [ ! -x "$rootfs/usr/bin/python3" ]; then
+      if ! command -v debootstrap >/dev/null 2>&1; then
+        # A fresh Debian machine has no debootstrap (CI failed here): install it, saying so.
+        sudo=""
+        if [ "$(id -u)" -ne 0 ]; then
+          command -v sudo >/dev/null 2>&1 || { echo "fleet-base: need root (or sudo) to apt-get install debootstrap" >&2; exit 1; }
+          sudo=sudo
+        fi
+        echo "fleet-base: installing Debian's debootstrap (apt-get) to build $local_base" >&2
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends debootstrap >/dev/null 2>&1 \
+          || { DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq && \
+               DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
+      fi
       rm -rf "$rootfs" && mkdir -p "$rootfs"
       debootstrap --variant=minbase \
         --include=python3,python3-venv,python3-pip,ca-certificates \

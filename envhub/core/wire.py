@@ -24,6 +24,11 @@ Endpoint                                 Request                     Response
 ``GET /metrics``                                                     Prometheus text
 =======================================  ==========================  =========================
 
+The rollout service (``envhub serve-rollouts``) takes a :class:`RolloutRequest` at
+``POST /v1/rollouts`` and answers :class:`RolloutJobCreated`, :class:`RolloutJobProgress` and
+:class:`RolloutJobList`; the rollout client, ``envhub rollout`` and the trainer send the same
+model.
+
 The OpenEnv-compatible surface (``/reset``, ``/step``, ``/state``, ``/schema``,
 ``/metadata``, ``WS /ws``) uses the ``OpenEnv*`` models at the end of this module, whose
 shapes match ``openenv-core`` 0.3.0.
@@ -35,7 +40,7 @@ import base64
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from envhub.core.errors import ErrorCode
 
@@ -43,12 +48,15 @@ __all__ = [
     "HISTORY_PRESETS",
     "MAX_BATCH_ITEMS",
     "MAX_GROUP_SIZE",
+    "POLICY_API_KEY_ENV",
+    "STREAM_PATTERN",
     "BatchResetItem",
     "BatchResetResponse",
     "BatchResetSlot",
     "BatchStepItem",
     "BatchStepResponse",
     "BatchStepSlot",
+    "ContextConfig",
     "ErrorBody",
     "GroupCreate",
     "GroupCreated",
@@ -65,6 +73,7 @@ __all__ = [
     "OpenEnvState",
     "OpenEnvStepRequest",
     "OpenEnvStepResponse",
+    "PolicyEndpoint",
     "Readiness",
     "ResetRequest",
     "ResetResponse",
@@ -72,6 +81,8 @@ __all__ = [
     "RolloutJobList",
     "RolloutJobProgress",
     "RolloutJobStatus",
+    "RolloutRequest",
+    "SamplingRequest",
     "SessionClosed",
     "SessionCreate",
     "SessionCreated",
@@ -586,6 +597,180 @@ BatchStepResponse.model_rebuild()
 
 
 # -- the rollout service (envhub serve-rollouts) ---------------------------------------------------
+#
+# One rollout job is declared once, here: the service takes it as its POST body, the client sends
+# it, ``envhub rollout --config job.yaml`` loads it, the trainer's ``rollout:`` section is it (plus
+# the trainer's own keys), and the rollout driver (:func:`envhub.rollout.driver.play`) plays it.
+
+#: What a job's ``stream`` may be: a plain Redis key.
+STREAM_PATTERN = r"^[A-Za-z0-9_.:-]{1,200}$"
+
+#: Where a resumed job's policy key comes from (keys are never written to the journal).
+POLICY_API_KEY_ENV = "ENVHUB_POLICY_API_KEY"
+
+
+class ContextConfig(_Request):
+    """How prompts are built and model text becomes actions.
+
+    Everything about the env comes from its catalogue entry (``envhub.envs.resolve``): the prompt
+    module, the projection rule and the AgentOCR render preset. The ``None`` fields here are
+    optional overrides of those; :func:`envhub.rollout.context.resolve_context` applies them.
+    """
+
+    family: str | None = Field(
+        default=None,
+        description="Use the prompt module of this env (a name envhub.envs.resolve takes); default: its own.",
+    )
+    history_length: int | None = Field(
+        default=None, ge=0, description="Steps of history shown in text prompts (template default if null)."
+    )
+    memory_style: HistoryStyle | None = Field(
+        default=None, description="Format of history lines (template default if null)."
+    )
+    projection: str | None = Field(
+        default=None,
+        description="Projection rule (envhub.agent.PROJECTIONS or 'module:function'); default: the env's.",
+    )
+    compression: bool = Field(default=False, description="Parse AgentOCR <compression> tags.")
+    agentocr: bool = Field(default=False, description="Show the history as an image (AgentOCR).")
+    render_at: Literal["client", "server"] = Field(
+        default="client",
+        description=(
+            "Where AgentOCR images are rendered: in the engine, or in the env server (the session's "
+            "history option; pixel-identical)."
+        ),
+    )
+    render_preset: str | None = Field(
+        default=None,
+        description="Use the AgentOCR look of this env (a name envhub.envs.resolve takes); default: its own.",
+    )
+    ocr_window: int = Field(default=50, ge=1, description="Steps shown in the AgentOCR image.")
+    inline_images: bool = Field(
+        default=False, description="Keep the PNG in each Step (else only its hash and token counts)."
+    )
+
+
+class PolicyEndpoint(_Request):
+    """An OpenAI-compatible server (vLLM, SGLang, ...) and how to talk to it."""
+
+    base_url: str = Field(description="Server root or .../v1, e.g. http://127.0.0.1:8001/v1.")
+    model: str = Field(description="The served model name.")
+    tokenizer: str | None = Field(
+        default=None, description="Local tokenizer directory: render prompts locally, send token ids."
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Bearer key, if the server wants one. Never saved: a job resumed after a restart takes "
+            f"it from ${POLICY_API_KEY_ENV}."
+        ),
+    )
+    max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at most.")
+    timeout_s: float = Field(default=300.0, gt=0, description="Time allowed for one request.")
+
+
+class SamplingRequest(_Request):
+    """Sampling parameters (verl-agent's training defaults: T=1, top-p 1)."""
+
+    temperature: float = Field(default=1.0, ge=0, le=100)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    top_k: int = Field(default=-1, ge=-1, description="-1: off; else the k most likely tokens.")
+    max_tokens: int = Field(default=256, ge=1)
+    stop: list[str] = Field(default_factory=list)
+    seed: int | None = None
+
+
+class RolloutRequest(_Request):
+    """One rollout job: ``POST /v1/rollouts``, ``envhub rollout --config``, the trainer's ``rollout:``.
+
+    The envs (``env_urls`` replicas, or in-process envs of ``env_id`` when there are none), the
+    tasks, the group size, the policy, the sampling, the context, the engine's limits
+    (``max_concurrent_groups``, the timeouts, the failure rule) and the stream. ``policy`` and
+    the tasks may be left out where the caller supplies them (the trainer plays its own model on
+    the tasks of each iteration); the service and ``envhub rollout`` need both
+    (:func:`envhub.rollout.jobs.check_job`).
+    """
+
+    env_urls: list[str] = Field(
+        default_factory=list,
+        description="Env server replicas (all serving the same env); empty: in-process envs of env_id "
+        "(not on the rollout service, which plays on env servers only).",
+    )
+    env_id: str | None = Field(
+        default=None, description="The env's id; default: what the first server serves."
+    )
+    env_token: str | None = Field(default=None, description="Bearer token of the env servers.")
+    resolve_replicas: bool = Field(
+        default=False,
+        description="Treat every address an env URL's host name resolves to as a replica (a compose "
+        "service with replicas, a Kubernetes headless Service); each group stays on one.",
+    )
+    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Env constructor keyword arguments.")
+    split: str | None = Field(default=None, description="Split of the tasks (the env's default if null).")
+    task_ids: list[str] | None = Field(
+        default=None, min_length=1, description="Explicit tasks, one group each (at least one)."
+    )
+    count: int | None = Field(default=None, ge=1, description="Else: the first count tasks of the split.")
+    group_size: int = Field(default=8, ge=1, le=1024, description="Members per group (GRPO's n).")
+    max_steps: int = Field(default=50, ge=1, le=10_000, description="Steps before an episode is truncated.")
+    sampling: SamplingRequest = Field(default_factory=SamplingRequest)
+    policy: PolicyEndpoint | str | None = Field(
+        default=None,
+        description=(
+            "An OpenAI-compatible endpoint, or 'scripted:<name>': a scripted policy registered on the "
+            "server (tests, benchmarks). Null only where the caller plays its own backend."
+        ),
+    )
+    policy_version: int = Field(default=0, ge=0, description="Stamped on every step.")
+    context: ContextConfig = Field(default_factory=ContextConfig, description="Prompt building.")
+    max_concurrent_groups: int = Field(default=8, ge=1, le=4096, description="Groups played at once.")
+    step_timeout_s: float | None = Field(
+        default=300.0, gt=0, description="Deadline of one step (prompt, generate, batch step) of a group."
+    )
+    episode_timeout_s: float | None = Field(
+        default=None, gt=0, description="Deadline of a whole group attempt."
+    )
+    on_failure: Literal["retry", "drop"] = Field(
+        default="retry", description="A group with a failed member: re-run whole (retry) or drop whole."
+    )
+    max_attempts: int = Field(default=2, ge=1, le=10, description="Attempts per group, the first included.")
+    seed: int = Field(default=0, ge=0, description="Group g is reset with seed + g (members share it).")
+    trajectory_mode: bool = Field(
+        default=False, description="Also build one token sequence per episode (needs policy.tokenizer)."
+    )
+    stream: str | None = Field(
+        default=None,
+        pattern=STREAM_PATTERN,
+        description="The Redis stream the job publishes to (letters, digits and ._:-); default: the "
+        "service's ENVHUB_STREAM. A trainer sends its own.",
+    )
+    run: str = Field(
+        default="",
+        pattern=r"^[A-Za-z0-9_.:-]{0,128}$",
+        description="A label written on every stream entry's `run` field (a trainer run). Back-pressure "
+        "counts the run's consumer group, trainers:<run> (trainers when empty), which is the group "
+        "the trainer of that run reads with, taking only its run's entries.",
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RolloutRequest:
+        if self.task_ids is not None and self.count is not None:
+            raise ValueError(
+                "give exactly one of task_ids (explicit tasks) or count (the first count of the split)"
+            )
+        if isinstance(self.policy, str) and not self.policy.startswith("scripted:"):
+            raise ValueError("policy must be an endpoint object or 'scripted:<name>'")
+        if self.trajectory_mode and (
+            isinstance(self.policy, str) or (self.policy is not None and self.policy.tokenizer is None)
+        ):
+            raise ValueError(
+                "trajectory_mode needs a policy endpoint with a local tokenizer (policy.tokenizer)"
+            )
+        for url in self.env_urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"env url {url!r} must start with http:// or https://")
+        return self
+
 
 RolloutJobStatus = Literal["starting", "running", "interrupted", "done", "failed", "cancelled"]
 

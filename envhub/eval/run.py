@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from envhub.core.errors import ConfigurationError, UnknownEnvError, error_from_wire
 from envhub.core.records import Group
 from envhub.core.registry import EnvSpec, load_entry_point
+from envhub.core.wire import ContextConfig, PolicyEndpoint, RolloutRequest, SamplingRequest
 from envhub.eval.report import (
     BreakdownFn,
     breakdown_of,
@@ -33,15 +34,9 @@ from envhub.eval.report import (
     write_plots,
 )
 from envhub.policy.base import PolicyBackend
-from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import (
-    EngineConfig,
-    EngineEvent,
-    GroupTask,
-    JobAborted,
-    RolloutEngine,
-    group_uid,
-)
+from envhub.rollout.context import resolve_context
+from envhub.rollout.driver import make_pool, play
+from envhub.rollout.engine import EngineEvent, GroupTask, JobAborted, group_uid
 
 __all__ = [
     "CONFIG",
@@ -55,6 +50,7 @@ __all__ = [
     "evaluate",
     "evaluate_async",
     "read_episodes",
+    "rollout_request",
 ]
 
 EPISODES = "episodes.jsonl"
@@ -135,7 +131,7 @@ def build_policy(config: EvalConfig, spec: EnvSpec | None) -> PolicyBackend:
     Raises:
         ConfigurationError: no policy given, or ``builtin`` for an env without a built-in policy.
     """
-    from envhub.rollout.jobs import PolicyEndpoint, build_backend
+    from envhub.rollout.jobs import build_backend
 
     policy = config.policy
     if policy is None:
@@ -371,17 +367,16 @@ async def evaluate_async(
     Raises:
         ConfigurationError: bad settings, or ``out`` holds another eval.
     """
-    from envhub.rollout.jobs import PolicyEndpoint, check_policy
-    from envhub.rollout.oneshot import make_pool
+    from envhub.rollout.jobs import check_policy
 
     out = Path(out)
     spec = _spec(config)
     resumed = _check_config(out, config)
     env_id = spec.id if spec is not None else config.env
     max_steps = config.max_steps or (spec.max_episode_steps if spec else None) or 50
-    context = ContextConfig(max_steps=max_steps, agentocr=config.agentocr)
+    request = rollout_request(config, env_id=env_id, max_steps=max_steps)
     if spec is not None and not config.env_urls and spec.family != "remote":
-        context.resolve(env_id)  # no prompt module, projection or render preset: say so now
+        resolve_context(request.context, env_id)  # no prompt module, projection or render preset: say so now
     if backend is None:
         backend = build_policy(config, spec)
         if config.policy is None and config.policy_url is not None and config.model is not None:
@@ -406,25 +401,13 @@ async def evaluate_async(
         if on_event is not None:
             on_event(e)
 
-    engine_config = EngineConfig(
-        group_size=config.n,
-        max_concurrent_groups=config.concurrency,
-        sampling=_sampling(config),
-        context=context,
-        split=config.split,
-        env_kwargs=config.env_kwargs,
-        seed=config.seed,
-    )
     try:
-        engine = RolloutEngine(
-            envs=envs, backend=backend, config=engine_config, queue=sink, job_id=job_id, on_event=event
-        )
         task_ids = config.tasks or await envs.task_ids(config.split, config.limit)
         if config.tasks and config.limit:
             task_ids = task_ids[: config.limit]
         if not task_ids:
             raise ConfigurationError(f"Split {config.split!r} of {env_id} has no tasks.", split=config.split)
-        tasks = await engine.resolve_tasks(task_ids=list(task_ids))
+        tasks = [GroupTask(slot, task, config.seed + slot) for slot, task in enumerate(task_ids)]
         done = _complete_tasks(out, config.n) if resumed else set()
         todo: list[GroupTask] = [t for t in tasks if (t.slot, t.task_id) not in done]
         if on_tasks is not None:
@@ -433,7 +416,9 @@ async def evaluate_async(
             undo = _start_folder(out, config)
         if todo:
             try:
-                await engine.run(todo)
+                await play(
+                    request, sink, backend=backend, envs=envs, tasks=todo, job_id=job_id, on_event=event
+                )
             except JobAborted as exc:
                 raise error_from_wire(exc.failure.code, exc.failure.message) from None
             finally:
@@ -453,12 +438,22 @@ async def evaluate_async(
     return report
 
 
-def _sampling(config: EvalConfig) -> Any:
-    from envhub.rollout.jobs import SamplingRequest
-
-    return SamplingRequest(
-        temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens, seed=config.seed
-    ).params()
+def rollout_request(config: EvalConfig, *, env_id: str, max_steps: int) -> RolloutRequest:
+    """The rollout job an eval plays (its policy and tasks are the eval's own: a backend, a task list)."""
+    return RolloutRequest(
+        env_urls=config.env_urls,
+        env_id=env_id,
+        env_kwargs=config.env_kwargs,
+        split=config.split,
+        group_size=config.n,
+        max_steps=max_steps,
+        sampling=SamplingRequest(
+            temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens, seed=config.seed
+        ),
+        context=ContextConfig(agentocr=config.agentocr),
+        max_concurrent_groups=config.concurrency,
+        seed=config.seed,
+    )
 
 
 def evaluate(config: EvalConfig, out: str | Path, **kwargs: Any) -> dict[str, Any]:

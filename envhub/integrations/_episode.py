@@ -5,6 +5,11 @@ the same four things from an env: the first prompt, the model's text turned into
 the env's reply as the next user message, and per-step metadata for step-wise advantages.
 :class:`TextEpisode` gives them for any envhub env, in process or on an ``envhub serve``
 server, so each adapter is only its framework's glue.
+
+These adapters do not go through :func:`envhub.rollout.driver.play` on purpose: there the
+framework owns the loop (it samples each turn and calls the env back one turn at a time), so
+envhub supplies one episode's env side, not a rollout job. The TRL adapter, whose
+``rollout_func`` hands envhub whole groups to play, does use ``play``.
 """
 
 from __future__ import annotations

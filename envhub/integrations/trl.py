@@ -7,9 +7,10 @@ this module fills both:
   with the trainer's own model. Each dataset prompt names an episode (:func:`episode_prompt`:
   a task id and a reset seed); TRL hands the function every prompt ``num_generations`` times
   in a row, so each block of identical prompts becomes one GRPO group with identical starts.
-  The episodes are played by envhub's :class:`~envhub.rollout.engine.RolloutEngine` in
-  trajectory mode (the env family's prompt template and projection rule, a
-  :class:`~envhub.rollout.sequences.SequenceBuilder` that never re-tokenises), in process or
+  The episodes are played by envhub's rollout driver (:func:`~envhub.rollout.driver.play`,
+  which returns the groups in prompt order) in trajectory mode (the env family's prompt
+  template and projection rule, a :class:`~envhub.rollout.sequences.SequenceBuilder` that never
+  re-tokenises), in process or
   against an ``envhub serve`` server (``base_url``). Each episode comes back as one sequence:
   ``prompt_ids`` (the first prompt), ``completion_ids`` (every sampled turn followed by the
   env's reply), ``logprobs`` (the sampling logprobs; 0.0 on env tokens) and ``env_mask``
@@ -41,7 +42,6 @@ calls. Example (``docs/integrations/trl.md`` has a runnable one)::
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import json
 import time
@@ -231,9 +231,9 @@ class EnvhubRolloutFunc:
         self.history_length, self.projection = history_length, projection
         self.tokenizer = None if tokenizer is None else str(tokenizer)
         self.seed, self.max_concurrent_groups = seed, max_concurrent_groups
-        from envhub.policy.base import SamplingParams
+        from envhub.core.wire import SamplingRequest
 
-        self.sampling = SamplingParams(
+        self.sampling = SamplingRequest(
             temperature=temperature, top_p=top_p, top_k=top_k, max_tokens=max_tokens
         )
         self.last_groups: list[Group] = []
@@ -300,13 +300,10 @@ class EnvhubRolloutFunc:
         return str(path)
 
     async def _play(self, starts: list[tuple[str | None, int]], group_size: int, trainer: Any) -> list[Group]:
+        from envhub.core.wire import ContextConfig, RolloutRequest, SamplingRequest
         from envhub.policy.tokenizer import ChatTokenizer
-        from envhub.rollout.context import ContextConfig
-        from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
-        from envhub.rollout.oneshot import make_pool
-        from envhub.rollout.queue.journal import group_uid
-        from envhub.rollout.queue.memory import MemoryQueue
-        from envhub.rollout.replicas import expand_replicas
+        from envhub.rollout.driver import play
+        from envhub.rollout.engine import GroupTask
         from envhub.rollout.sequences import SequenceBuilder
         from envhub.train.rollouts import in_process_sampler_factory
 
@@ -325,43 +322,37 @@ class EnvhubRolloutFunc:
                 device=str(trainer.accelerator.device),
                 max_batch=max(1, len(starts) * group_size),
             )(model, step)
-        queue = MemoryQueue()
-        # Each address of a replicated name is a replica of its own; the pool keeps every group's
-        # sessions on one of them.
-        envs = make_pool(
+        request = RolloutRequest(
+            # Each address of a replicated name is a replica of its own; the pool keeps every
+            # group's sessions on one of them. No base_url: envs in this process.
+            env_urls=[self.base_url] if self.base_url else [],
+            resolve_replicas=True,
             env_id=self.setup.env_id,
-            env_urls=expand_replicas([self.base_url]) if self.base_url else [],
-            token=self.token,
+            env_token=self.token,
+            env_kwargs=self.env_kwargs,
+            split=self.split,
+            group_size=group_size,
+            max_steps=self.max_steps,
+            sampling=SamplingRequest(**{**self.sampling.model_dump(), "seed": self.seed + step}),
+            context=ContextConfig(history_length=self.history_length, projection=self.projection),
+            max_concurrent_groups=self.max_concurrent_groups,
+            on_failure="retry",
+            trajectory_mode=True,
         )
-        job_id = f"trl-{self._calls}"
-        engine = RolloutEngine(
-            envs=envs,
-            backend=backend,
-            config=EngineConfig(
-                group_size=group_size,
-                max_concurrent_groups=self.max_concurrent_groups,
-                sampling=dataclasses.replace(self.sampling, seed=self.seed + step),
-                context=ContextConfig(
-                    history_length=self.history_length, projection=self.projection, max_steps=self.max_steps
-                ),
-                split=self.split,
-                env_kwargs=self.env_kwargs,
-                on_failure="retry",
-                trajectory_mode=True,
-            ),
-            queue=queue,
-            job_id=job_id,
-            sequence_builder=lambda uid, traj_id: SequenceBuilder(chat, uid=uid, traj_id=traj_id),
-        )
+        # TRL passes each group's task and seed in its prompt, so the tasks are ours, not the
+        # request's; the policy is TRL's model (a backend), its chat template the sequence builder.
         tasks = [GroupTask(slot, task_id, seed) for slot, (task_id, seed) in enumerate(starts)]
         try:
-            report = await engine.run(tasks)
-            deliveries = await queue.get(len(tasks), timeout_s=0) if report.published else []
-            await queue.ack(deliveries)
+            played = await play(
+                request,
+                backend=backend,
+                tasks=tasks,
+                job_id=f"trl-{self._calls}",
+                sequence_builder=lambda uid, traj_id: SequenceBuilder(chat, uid=uid, traj_id=traj_id),
+            )
         finally:
-            await envs.aclose()
             await backend.aclose()
-            await queue.aclose()
+        report = played.report
         if report.published != len(tasks):
             error = report.error
             raise EnvhubError(
@@ -370,14 +361,7 @@ class EnvhubRolloutFunc:
                 + "; TRL needs every completion of the batch.",
                 dropped=report.dropped,
             )
-        by_uid = {d.group.uid: d.group for d in deliveries}
-        ordered = []
-        for slot in range(len(tasks)):
-            # A re-run group keeps its slot and bumps its attempt.
-            group = next(by_uid[u] for a in range(10) if (u := group_uid(job_id, slot, a)) in by_uid)
-            group.trajectories.sort(key=lambda t: int(t.traj_id.rsplit(":", 1)[1]))
-            ordered.append(group)
-        return ordered
+        return played.groups  # in task (prompt) order, members in order
 
     @staticmethod
     def _append(out: dict[str, list[Any]], trajectory: Trajectory) -> None:

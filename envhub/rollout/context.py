@@ -1,10 +1,11 @@
 """The agent's context during a rollout: what each group member's prompt is built from.
 
-:class:`ContextConfig` is the configuration (memory window and style, prompt template family,
-projection rule, AgentOCR, self-compression, max steps); :class:`AgentContext` is one member's
-state (its :class:`~envhub.agent.EpisodeMemory`, and its :class:`~envhub.render.OpticalHistory`
-when AgentOCR renders on the client). Both only compose :mod:`envhub.agent` and
-:mod:`envhub.render`; the formats are theirs (verl-agent's step prompts, AgentOCR's images).
+:class:`~envhub.core.wire.ContextConfig` (a field of the rollout request) is the configuration
+(memory window and style, prompt template family, projection rule, AgentOCR, self-compression);
+:func:`resolve_context` applies it to one env; :class:`AgentContext` is one member's state
+(its :class:`~envhub.agent.EpisodeMemory`, and its :class:`~envhub.render.OpticalHistory` when
+AgentOCR renders on the client). Both only compose :mod:`envhub.agent` and :mod:`envhub.render`;
+the formats are theirs (verl-agent's step prompts, AgentOCR's images).
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ import dataclasses
 import hashlib
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from envhub.agent import (
     EpisodeMemory,
@@ -28,7 +27,7 @@ from envhub.agent import (
 )
 from envhub.core.errors import ConfigurationError
 from envhub.core.registry import EnvSpec
-from envhub.core.wire import HISTORY_PRESETS, HistoryOptions
+from envhub.core.wire import HISTORY_PRESETS, ContextConfig, HistoryOptions
 from envhub.envs import resolve
 from envhub.render import (
     OpticalHistory,
@@ -40,86 +39,43 @@ from envhub.render import (
     vision_tokens,
 )
 
-__all__ = ["AgentContext", "ContextConfig", "PromptView", "ResolvedContext", "ServerImage"]
+__all__ = ["AgentContext", "PromptView", "ResolvedContext", "ServerImage", "resolve_context"]
 
 
-class ContextConfig(BaseModel):
-    """How prompts are built and model text becomes actions.
+def resolve_context(config: ContextConfig, env_id: str) -> ResolvedContext:
+    """What ``config`` means for ``env_id``: its spec's template, rule and preset, overrides applied.
 
-    Everything about the env comes from its catalogue entry (:func:`envhub.envs.resolve`): the
-    prompt module, the projection rule and the AgentOCR render preset. The ``None`` fields here
-    are optional overrides of those.
+    Raises:
+        UnknownEnvError: ``env_id`` (or an override's env name) is not in the catalogue.
+        ConfigurationError: the env has no prompt module, or no projection rule and none is
+            configured, or the rule is unknown, or AgentOCR is on but the env has no image
+            template or render preset (or, rendering on the server, none the server knows).
     """
-
-    model_config = ConfigDict(extra="forbid")
-
-    family: str | None = Field(
-        default=None,
-        description="Use the prompt module of this env (a name envhub.envs.resolve takes); default: its own.",
-    )
-    history_length: int | None = Field(
-        default=None, ge=0, description="Steps of history shown in text prompts (template default if null)."
-    )
-    memory_style: Literal["step", "search", "ocr", "ocr-search"] | None = Field(
-        default=None, description="Format of history lines (template default if null)."
-    )
-    projection: str | None = Field(
-        default=None,
-        description="Projection rule (envhub.agent.PROJECTIONS or 'module:function'); default: the env's.",
-    )
-    compression: bool = Field(default=False, description="Parse AgentOCR <compression> tags.")
-    agentocr: bool = Field(default=False, description="Show the history as an image (AgentOCR).")
-    render_at: Literal["client", "server"] = Field(
-        default="client",
-        description=(
-            "Where AgentOCR images are rendered: in the engine, or in the env server (the session's "
-            "history option; pixel-identical)."
-        ),
-    )
-    render_preset: str | None = Field(
-        default=None,
-        description="Use the AgentOCR look of this env (a name envhub.envs.resolve takes); default: its own.",
-    )
-    ocr_window: int = Field(default=50, ge=1, description="Steps shown in the AgentOCR image.")
-    inline_images: bool = Field(
-        default=False, description="Keep the PNG in each Step (else only its hash and token counts)."
-    )
-    max_steps: int = Field(default=50, ge=1, le=10_000, description="Steps before an episode is truncated.")
-
-    def resolve(self, env_id: str) -> ResolvedContext:
-        """What this config means for ``env_id``: its spec's template, rule and preset, overrides applied.
-
-        Raises:
-            UnknownEnvError: ``env_id`` (or an override's env name) is not in the catalogue.
-            ConfigurationError: the env has no prompt module, or no projection rule and none is
-                configured, or the rule is unknown, or AgentOCR is on but the env has no image
-                template or render preset (or, rendering on the server, none the server knows).
-        """
-        spec = resolve(env_id)
-        template = family_template(self.family or spec)
-        if self.memory_style is not None:
-            template = dataclasses.replace(template, memory_style=self.memory_style)
-        rule = self.projection or spec.projection
-        if rule is None:
+    spec = resolve(env_id)
+    template = family_template(config.family or spec)
+    if config.memory_style is not None:
+        template = dataclasses.replace(template, memory_style=config.memory_style)
+    rule = config.projection or spec.projection
+    if rule is None:
+        raise ConfigurationError(
+            f"Env {spec.id} names no projection rule in its catalogue entry; set "
+            "context.projection (e.g. 'think_action').",
+            env=spec.id,
+        )
+    project("", rule)  # unknown rule -> ConfigurationError now, not at step 1
+    preset: RenderPreset | None = None
+    server_preset: str | None = None
+    if config.agentocr:
+        if template.history_image is None:
             raise ConfigurationError(
-                f"Env {spec.id} names no projection rule in its catalogue entry; set "
-                "context.projection (e.g. 'think_action').",
+                f"AgentOCR is on but the prompt module of {spec.id} has no HISTORY_IMAGE template; "
+                "turn agentocr off or add one to its prompt module.",
                 env=spec.id,
             )
-        project("", rule)  # unknown rule -> ConfigurationError now, not at step 1
-        preset: RenderPreset | None = None
-        server_preset: str | None = None
-        if self.agentocr:
-            if template.history_image is None:
-                raise ConfigurationError(
-                    f"AgentOCR is on but the prompt module of {spec.id} has no HISTORY_IMAGE template; "
-                    "turn agentocr off or add one to its prompt module.",
-                    env=spec.id,
-                )
-            preset = render_preset(self.render_preset or spec)
-            if self.render_at == "server":
-                server_preset = _server_preset(preset.config)
-        return ResolvedContext(spec, template, rule, preset, server_preset)
+        preset = render_preset(config.render_preset or spec)
+        if config.render_at == "server":
+            server_preset = _server_preset(preset.config)
+    return ResolvedContext(spec, template, rule, preset, server_preset)
 
 
 def _server_preset(config: RenderConfig) -> str:

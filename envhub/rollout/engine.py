@@ -26,27 +26,25 @@ import io
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import PIL.Image
-from pydantic import BaseModel, ConfigDict, Field
 
 from envhub.agent import parse_compression
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Step, TokenSequence, Trajectory
-from envhub.core.wire import HistoryFrame
+from envhub.core.wire import HistoryFrame, RolloutRequest, SamplingRequest
 from envhub.policy.base import Completion, PolicyBackend, Prompt, SamplingParams
 from envhub.render import TileStore
-from envhub.rollout.context import AgentContext, ContextConfig, PromptView, ServerImage
+from envhub.rollout.context import AgentContext, PromptView, ServerImage, resolve_context
 from envhub.rollout.envpool import EnvPool, OpenGroup, StepItem, StepOutcome
 from envhub.rollout.episode import json_safe_info
 from envhub.rollout.failures import DeadlineExceeded, Failure, classify
+from envhub.rollout.journal import ResumePoint, group_uid
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupWriter
-from envhub.rollout.queue.journal import group_uid
 
 __all__ = [
-    "EngineConfig",
     "EngineEvent",
     "GroupTask",
     "JobAborted",
@@ -56,6 +54,7 @@ __all__ = [
     "RolloutReport",
     "SequenceBuilderLike",
     "group_uid",
+    "sampling_params",
 ]
 
 
@@ -63,33 +62,9 @@ __all__ = [
 _JOB_WIDE = frozenset({"policy_unavailable", "policy_error", "configuration", "unknown_task"})
 
 
-class EngineConfig(BaseModel):
-    """How the engine plays groups (everything but where the envs and the policy are)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    group_size: int = Field(default=8, ge=1, le=1024, description="Members per group (GRPO's n).")
-    max_concurrent_groups: int = Field(default=8, ge=1, le=4096, description="Groups played at once.")
-    sampling: SamplingParams = Field(default_factory=SamplingParams, description="How the policy samples.")
-    context: ContextConfig = Field(
-        default_factory=ContextConfig, description="Prompt building and projection."
-    )
-    split: str | None = Field(
-        default=None, description="Split the tasks come from (the env's default if null)."
-    )
-    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Env constructor keyword arguments.")
-    seed: int = Field(default=0, ge=0, description="Group g is reset with seed + g (members share it).")
-    step_timeout_s: float | None = Field(
-        default=300.0, gt=0, description="Deadline of one step (prompt, generate, batch step) of a group."
-    )
-    episode_timeout_s: float | None = Field(
-        default=None, gt=0, description="Deadline of a whole group attempt."
-    )
-    on_failure: Literal["retry", "drop"] = Field(
-        default="retry", description="A group with a failed member: re-run whole (retry) or drop whole."
-    )
-    max_attempts: int = Field(default=2, ge=1, le=10, description="Attempts per group, the first included.")
-    trajectory_mode: bool = Field(default=False, description="Also build trajectory-mode token sequences.")
+def sampling_params(sampling: SamplingRequest) -> SamplingParams:
+    """The policy backend's form of a request's sampling (the one place the two meet)."""
+    return SamplingParams(**{**sampling.model_dump(), "stop": tuple(sampling.stop)})
 
 
 @dataclass(frozen=True)
@@ -193,17 +168,6 @@ class _Member:
     conversation: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass
-class ResumePoint:
-    """An in-flight group read back from the journal: where each member stood."""
-
-    slot: int
-    attempt: int
-    replica: int
-    members: list[dict[str, Any]]  # session_id, observation, info (the start)
-    entries: list[list[dict[str, Any]]]  # per member: journaled step entries, in order
-
-
 def _strip_images(messages: list[dict[str, Any]], ref: str | None) -> list[dict[str, Any]]:
     """Messages without inline image bytes (the image is referenced by its hash instead)."""
     out = []
@@ -225,7 +189,9 @@ class RolloutEngine:
     Args:
         envs: where the envs run (replicas of a server, or in-process).
         backend: the policy.
-        config: how to play.
+        config: the job: how to play (group size, sampling, context, limits, failure rule, split,
+            env arguments, seed); its envs, tasks and policy are the caller's business
+            (:func:`envhub.rollout.driver.play` reads them).
         queue: where finished groups go (ignored when ``journal`` is given: the journal publishes).
         journal: records each finished step and commits finished groups (resume after a crash).
         metrics: shared metrics (a private set when None).
@@ -240,7 +206,7 @@ class RolloutEngine:
         *,
         envs: EnvPool,
         backend: PolicyBackend,
-        config: EngineConfig,
+        config: RolloutRequest,
         queue: GroupWriter | None = None,
         journal: JournalLike | None = None,
         metrics: RolloutMetrics | None = None,
@@ -258,6 +224,7 @@ class RolloutEngine:
         self.envs = envs
         self.backend = backend
         self.config = config
+        self._sampling = sampling_params(config.sampling)
         self.queue = queue
         self.journal = journal
         self.metrics = metrics or RolloutMetrics()
@@ -265,7 +232,7 @@ class RolloutEngine:
         self.report = RolloutReport()
         self._on_event = on_event
         self._builder = sequence_builder
-        self._context = config.context.resolve(envs.env_id)
+        self._context = resolve_context(config.context, envs.env_id)
         self._history = self._context.history_options(config.context)
         client_render = config.context.agentocr and self._history is None
         self._store = tile_store or (TileStore() if client_render else None)
@@ -499,7 +466,7 @@ class RolloutEngine:
         self.metrics.live_groups.inc()
         self._emit("group_started", task.slot, attempt, replica=group.replica)
         try:
-            for step_idx in range(start, self.config.context.max_steps):
+            for step_idx in range(start, self.config.max_steps):
                 live = [m for m in members if not m.done]
                 if not live:
                     break
@@ -560,7 +527,7 @@ class RolloutEngine:
                     for m, v in zip(live, views, strict=True)
                 ]
                 t0 = time.perf_counter()
-                completions = await self.backend.generate(prompts, self.config.sampling)
+                completions = await self.backend.generate(prompts, self._sampling)
                 t1 = time.perf_counter()
                 projections = [m.ctx.project(c.text) for m, c in zip(live, completions, strict=True)]
                 items = [

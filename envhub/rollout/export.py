@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,7 +36,10 @@ __all__ = [
 
 
 class JsonlGroupWriter:
-    """Publish groups by appending them to a JSONL file (flushed after each group)."""
+    """A :class:`~envhub.rollout.queue.base.GroupWriter` appending groups to a JSONL file (flushed each).
+
+    Write-only: it is a sink, not a queue (read the file with :func:`read_jsonl`).
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -50,12 +53,6 @@ class JsonlGroupWriter:
         self._file.write(group.model_dump_json() + "\n")
         self._file.flush()
         self.count += 1
-
-    async def get(self, count: int, *, timeout_s: float | None = None) -> list[Delivery]:
-        raise ConfigurationError("A JSONL group writer is write-only; read the file with read_jsonl().")
-
-    async def ack(self, deliveries: Sequence[Delivery]) -> None:
-        return None
 
     async def aclose(self) -> None:
         if self._file is not None:

@@ -1,60 +1,49 @@
-"""Rollout jobs: the request that describes one, and what runs it.
+"""Rollout jobs: checking a :class:`~envhub.core.wire.RolloutRequest` and what it names.
 
-A :class:`RolloutRequest` names the env servers, the tasks, the group size, the sampling, the
-policy (an OpenAI-compatible endpoint, or ``scripted:<module>:<callable>`` for tests) and the
-agent context. :func:`run_job` turns it into an :class:`~envhub.rollout.engine.RolloutEngine`
-over a :class:`~envhub.rollout.envpool.RemoteEnvPool` and plays it; the rollout service and
-``envhub rollout`` both call it.
+The request itself is a wire model (:mod:`envhub.core.wire`): the service, the client, the CLI
+and the trainer share it. Here: the typed refusals (:class:`JobRejectedError` and its tree),
+:func:`check_job` (what a standalone job needs), :func:`load_request` (a job YAML plus dotted
+``--set`` overrides), the policy backend a request names, and the checks the service runs
+against the env servers and the policy before it accepts a job. :func:`envhub.rollout.driver.play`
+plays one.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import os
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import ValidationError
 
-from envhub.core.errors import EnvhubError, PolicyUnavailableError
-from envhub.policy.base import PolicyBackend, SamplingParams
-from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import (
-    EngineConfig,
-    EngineEvent,
-    JournalLike,
-    ResumePoint,
-    RolloutEngine,
-    SequenceBuilderLike,
-)
-from envhub.rollout.envpool import RemoteEnvPool
-from envhub.rollout.metrics import RolloutMetrics
-from envhub.rollout.queue.base import GroupQueue
-from envhub.rollout.replicas import expand_replicas
+from envhub.core.errors import ConfigurationError, EnvhubError, PolicyUnavailableError
+from envhub.core.wire import POLICY_API_KEY_ENV, PolicyEndpoint, RolloutRequest
+from envhub.policy.base import PolicyBackend
+from envhub.rollout.engine import SequenceBuilderLike
 
 __all__ = [
-    "POLICY_API_KEY_ENV",
-    "STREAM_PATTERN",
     "CountBeyondSplitError",
     "EnvNotServedError",
     "InvalidJobError",
     "JobRejectedError",
     "ModelNotServedError",
     "NotRegisteredError",
-    "PolicyEndpoint",
-    "RolloutRequest",
-    "SamplingRequest",
     "UrlNotAllowedError",
     "api_key",
     "build_backend",
     "check_envs",
+    "check_job",
     "check_policy",
+    "load_request",
+    "parse_override",
     "persisted_spec",
     "resolve_env_id",
-    "run_job",
+    "restored_request",
     "sequence_builders",
+    "set_path",
 ]
 
 
@@ -127,18 +116,6 @@ class UrlNotAllowedError(JobRejectedError):
     code = "URL_NOT_ALLOWED"
 
 
-#: What a job's ``stream`` may be: a plain Redis key.
-STREAM_PATTERN = r"^[A-Za-z0-9_.:-]{1,200}$"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-#: Where a resumed job's policy key comes from (keys are never written to the journal).
-POLICY_API_KEY_ENV = "ENVHUB_POLICY_API_KEY"
-
-
 def api_key(policy: PolicyEndpoint) -> str | None:
     """The policy's bearer key: the request's, else ``$ENVHUB_POLICY_API_KEY`` (None if neither)."""
     if policy.api_key is not None:
@@ -154,134 +131,121 @@ def persisted_spec(request: RolloutRequest) -> dict[str, Any]:
     return spec
 
 
-class PolicyEndpoint(_Strict):
-    """An OpenAI-compatible server (vLLM, SGLang, ...) and how to talk to it."""
+def restored_request(spec: Mapping[str, Any]) -> RolloutRequest:
+    """The request a journal kept (:func:`persisted_spec`), from any earlier version of the service.
 
-    base_url: str = Field(description="Server root or .../v1, e.g. http://127.0.0.1:8001/v1.")
-    model: str = Field(description="The served model name.")
-    tokenizer: str | None = Field(
-        default=None, description="Local tokenizer directory: render prompts locally, send token ids."
-    )
-    api_key: SecretStr | None = Field(
-        default=None,
-        description=(
-            "Bearer key, if the server wants one. Never saved: a job resumed after a restart takes "
-            f"it from ${POLICY_API_KEY_ENV}."
-        ),
-    )
-    max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at most.")
-    timeout_s: float = Field(default=300.0, gt=0, description="Time allowed for one request.")
+    Specs journaled before the context lost its ``max_steps`` carry ``context.max_steps``; the
+    engine never read it there (the request's own ``max_steps`` applied), so it is dropped.
+    """
+    data = dict(spec)
+    if isinstance(data.get("context"), Mapping):
+        data["context"] = {k: v for k, v in data["context"].items() if k != "max_steps"}
+    return RolloutRequest.model_validate(data)
 
 
-class SamplingRequest(_Strict):
-    """Sampling parameters (verl-agent's training defaults: T=1, top-p 1)."""
+def check_job(request: RolloutRequest, *, remote: bool = False, flags: bool = False) -> RolloutRequest:
+    """``request`` if it can run on its own (the service, ``envhub rollout``), else a refusal.
 
-    temperature: float = Field(default=1.0, ge=0, le=100)
-    top_p: float = Field(default=1.0, gt=0, le=1)
-    top_k: int = Field(default=-1, ge=-1, description="-1: off; else the k most likely tokens.")
-    max_tokens: int = Field(default=256, ge=1)
-    stop: list[str] = Field(default_factory=list)
-    seed: int | None = None
+    A standalone job names its policy and its tasks (``task_ids`` or ``count``), and its envs:
+    env servers (``env_urls``; the only kind the service, ``remote``, plays on), or an
+    in-process ``env_id``. ``flags``: name the CLI flag rather than the field.
 
-    def params(self) -> SamplingParams:
-        return SamplingParams(
-            temperature=self.temperature,
-            top_p=self.top_p,
-            top_k=self.top_k,
-            max_tokens=self.max_tokens,
-            stop=tuple(self.stop),
-            seed=self.seed,
+    Raises:
+        InvalidJobError: one of those is missing.
+    """
+    missing = None
+    if request.policy is None:
+        missing = ("policy", "--policy (or --policy-url and --model)")
+    elif request.task_ids is None and request.count is None:
+        missing = ("task_ids or count", "--task or --count")
+    elif remote and not request.env_urls:
+        missing = ("env_urls", "--env-url")
+    elif not request.env_urls and request.env_id is None:
+        missing = ("env_id or env_urls", "--env or --env-url")
+    if missing is not None:
+        what = missing[1] if flags else missing[0]
+        raise InvalidJobError(f"{what}: required for a rollout job (give it).", field=missing[0])
+    return request
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"loss.kl_coef=0"`` -> ``("loss.kl_coef", 0)``; the value is read as YAML.
+
+    Raises:
+        ConfigurationError: ``text`` is not ``KEY=VALUE``.
+    """
+    import yaml
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigurationError(
+            f"Override {text!r} is not KEY=VALUE; write e.g. --set sampling.temperature=0.4.", override=text
         )
+    try:
+        return key.strip(), yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigurationError(
+            f"Override {text!r}: the value is not YAML ({str(exc).splitlines()[0]}).", override=text
+        ) from None
 
 
-class RolloutRequest(_Strict):
-    """``POST /v1/rollouts``: one rollout job."""
+def set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``data[a][b][c] = value`` for ``dotted`` ``"a.b.c"`` (sections created as needed).
 
-    env_urls: list[str] = Field(min_length=1, description="Env server replicas (all serving the same env).")
-    env_id: str | None = Field(
-        default=None, description="The env's id; default: what the first server serves."
-    )
-    env_token: str | None = Field(default=None, description="Bearer token of the env servers.")
-    resolve_replicas: bool = Field(
-        default=False,
-        description="Treat every address an env URL's host name resolves to as a replica (a compose "
-        "service with replicas, a Kubernetes headless Service); each group stays on one.",
-    )
-    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Env constructor keyword arguments.")
-    split: str | None = Field(default=None, description="Split of the tasks (the env's default if null).")
-    task_ids: list[str] | None = Field(
-        default=None, min_length=1, description="Explicit tasks, one group each (at least one)."
-    )
-    count: int | None = Field(default=None, ge=1, description="Else: the first count tasks of the split.")
-    group_size: int = Field(default=8, ge=1, le=1024, description="Members per group (GRPO's n).")
-    max_steps: int = Field(default=50, ge=1, le=10_000, description="Steps before an episode is truncated.")
-    sampling: SamplingRequest = Field(default_factory=SamplingRequest)
-    policy: PolicyEndpoint | str = Field(
-        description=(
-            "An OpenAI-compatible endpoint, or 'scripted:<name>': a scripted policy registered on the "
-            "server (tests, benchmarks)."
-        )
-    )
-    policy_version: int = Field(default=0, ge=0, description="Stamped on every step.")
-    context: ContextConfig = Field(
-        default_factory=ContextConfig, description="Prompt building (max_steps aside)."
-    )
-    max_concurrent_groups: int = Field(default=8, ge=1, le=4096)
-    step_timeout_s: float | None = Field(default=300.0, gt=0)
-    episode_timeout_s: float | None = Field(default=None, gt=0)
-    on_failure: Literal["retry", "drop"] = "retry"
-    max_attempts: int = Field(default=2, ge=1, le=10)
-    seed: int = Field(default=0, ge=0)
-    trajectory_mode: bool = Field(
-        default=False, description="Also build one token sequence per episode (needs policy.tokenizer)."
-    )
-    stream: str | None = Field(
-        default=None,
-        pattern=STREAM_PATTERN,
-        description="The Redis stream the job publishes to (letters, digits and ._:-); default: the "
-        "service's ENVHUB_STREAM. A trainer sends its own (rollout.queue_stream).",
-    )
-    run: str = Field(
-        default="",
-        pattern=r"^[A-Za-z0-9_.:-]{0,128}$",
-        description="A label written on every stream entry's `run` field (a trainer run). Back-pressure "
-        "counts the run's consumer group, trainers:<run> (trainers when empty), which is the group "
-        "the trainer of that run reads with, taking only its run's entries.",
-    )
+    Raises:
+        ConfigurationError: a part of the path holds a value, not a section.
+    """
+    node = data
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigurationError(f"Cannot set {dotted!r}: {part!r} is not a section.", key=dotted)
+        node = child
+    node[parts[-1]] = value
 
-    @model_validator(mode="after")
-    def _tasks_given(self) -> RolloutRequest:
-        if (self.task_ids is None) == (self.count is None):
-            raise ValueError(
-                "give exactly one of task_ids (explicit tasks) or count (the first count of the split)"
-            )
-        if isinstance(self.policy, str) and not self.policy.startswith("scripted:"):
-            raise ValueError("policy must be an endpoint object or 'scripted:<name>'")
-        if self.trajectory_mode and (isinstance(self.policy, str) or self.policy.tokenizer is None):
-            raise ValueError(
-                "trajectory_mode needs a policy endpoint with a local tokenizer (policy.tokenizer)"
-            )
-        for url in self.env_urls:
-            if not url.startswith(("http://", "https://")):
-                raise ValueError(f"env url {url!r} must start with http:// or https://")
-        return self
 
-    def engine_config(self) -> EngineConfig:
-        """The engine's configuration for this job."""
-        return EngineConfig(
-            group_size=self.group_size,
-            max_concurrent_groups=self.max_concurrent_groups,
-            sampling=self.sampling.params(),
-            context=self.context.model_copy(update={"max_steps": self.max_steps}),
-            split=self.split,
-            env_kwargs=self.env_kwargs,
-            seed=self.seed,
-            step_timeout_s=self.step_timeout_s,
-            episode_timeout_s=self.episode_timeout_s,
-            on_failure=self.on_failure,
-            max_attempts=self.max_attempts,
-            trajectory_mode=self.trajectory_mode,
-        )
+def load_request(
+    path: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    *,
+    fields: Mapping[str, Any] | None = None,
+) -> RolloutRequest:
+    """A :class:`RolloutRequest` from a job YAML, then ``fields`` (dotted keys), then ``overrides``.
+
+    Args:
+        path: a YAML mapping of the request's fields (the body ``POST /v1/rollouts`` takes).
+        overrides: ``KEY=VALUE`` strings (``--set``): a dotted key, a YAML value.
+        fields: dotted keys set before the overrides (the CLI's shorthand flags).
+
+    Raises:
+        ConfigurationError: the file is missing or not a mapping, or an override is malformed.
+        InvalidJobError: the result is not a valid request (one line: the first bad field).
+    """
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        file = Path(path)
+        if not file.is_file():
+            raise ConfigurationError(f"Job file {str(file)!r} does not exist.", path=str(file))
+        try:
+            loaded = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigurationError(
+                f"Job file {str(file)!r} is not YAML ({str(exc).splitlines()[0]}).", path=str(file)
+            ) from None
+        if not isinstance(loaded, dict):
+            raise ConfigurationError(f"Job file {str(file)!r} must be a YAML mapping.", path=str(file))
+        data = loaded
+    for key, value in (fields or {}).items():
+        set_path(data, key, value)
+    for text in overrides:
+        set_path(data, *parse_override(text))
+    try:
+        return RolloutRequest.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidJobError.from_validation(exc) from None
 
 
 def build_backend(policy: PolicyEndpoint | str, policy_version: int) -> PolicyBackend:
@@ -307,23 +271,24 @@ def build_backend(policy: PolicyEndpoint | str, policy_version: int) -> PolicyBa
     )
 
 
-def sequence_builders(policy: PolicyEndpoint | str) -> Callable[[str, str], SequenceBuilderLike]:
+def sequence_builders(policy: PolicyEndpoint | str | None) -> Callable[[str, str], SequenceBuilderLike]:
     """A factory of trajectory-mode builders over the policy's tokenizer (loaded once)."""
     from envhub.policy.tokenizer import ChatTokenizer
     from envhub.rollout.sequences import SequenceBuilder
 
-    assert isinstance(policy, PolicyEndpoint) and policy.tokenizer is not None  # checked by the request
+    if not isinstance(policy, PolicyEndpoint) or policy.tokenizer is None:
+        raise ConfigurationError("trajectory_mode needs a policy endpoint with a local tokenizer.")
     tokenizer = ChatTokenizer(policy.tokenizer)
     return lambda uid, traj_id: SequenceBuilder(tokenizer, uid=uid, traj_id=traj_id)
 
 
-async def check_policy(policy: PolicyEndpoint | str, *, timeout_s: float = 5.0) -> None:
+async def check_policy(policy: PolicyEndpoint | str | None, *, timeout_s: float = 5.0) -> None:
     """Fail fast when an endpoint does not answer ``GET <base_url>/models``.
 
     Raises:
         PolicyUnavailableError: no answer, or not an OpenAI-compatible one.
     """
-    if isinstance(policy, str):
+    if not isinstance(policy, PolicyEndpoint):
         return
     # OpenAIBackend accepts the server root or .../v1; the models list is always at /v1/models.
     url = policy.base_url.rstrip("/").removesuffix("/v1") + "/v1/models"
@@ -404,67 +369,3 @@ async def resolve_env_id(request: RolloutRequest) -> str:
 
     async with AsyncEnvClient(request.env_urls[0], token=request.env_token) as client:
         return (await client.ready()).env_id
-
-
-async def run_job(
-    request: RolloutRequest,
-    *,
-    job_id: str,
-    queue: GroupQueue | None,
-    journal: JournalLike | None = None,
-    metrics: RolloutMetrics | None = None,
-    on_event: Callable[[EngineEvent], None] | None = None,
-    on_engine: Callable[[RolloutEngine], None] | None = None,
-    done_slots: Sequence[int] = (),
-    resume: Sequence[ResumePoint] = (),
-    backend: PolicyBackend | None = None,
-) -> RolloutEngine:
-    """Play the job and return its engine (whose ``report`` says what happened).
-
-    Args:
-        request: the job.
-        job_id: the job's id (prefix of its group ids).
-        queue: where finished groups go (unless a journal publishes them).
-        journal: records steps and commits groups (resume after a crash).
-        metrics: the service's metrics.
-        on_event: engine events (progress).
-        on_engine: called with the engine before it starts (the service keeps it for progress).
-        done_slots: slots already published by an earlier run of this job (skipped).
-        resume: in-flight groups read back from the journal.
-        backend: the policy backend (default: built from ``request.policy``).
-
-    Raises:
-        JobAborted: a failure no re-run can fix (see :class:`~envhub.rollout.engine.RolloutEngine`).
-        EnvhubError: the env servers or the policy could not be set up.
-    """
-    env_id = await resolve_env_id(request)
-    env_urls = request.env_urls
-    if request.resolve_replicas:
-        env_urls = await asyncio.to_thread(expand_replicas, env_urls)
-    envs = RemoteEnvPool(env_urls, env_id=env_id, token=request.env_token)
-    owned = backend is None
-    backend = backend or build_backend(request.policy, request.policy_version)
-    try:
-        engine = RolloutEngine(
-            envs=envs,
-            backend=backend,
-            config=request.engine_config(),
-            queue=queue,
-            journal=journal,
-            metrics=metrics,
-            job_id=job_id,
-            on_event=on_event,
-            sequence_builder=sequence_builders(request.policy) if request.trajectory_mode else None,
-        )
-        tasks = await engine.resolve_tasks(task_ids=request.task_ids, count=request.count)
-        if on_engine is not None:
-            on_engine(engine)
-        skip = set(done_slots)
-        engine.report.total = len(skip)
-        engine.report.published = len(skip)
-        await engine.run([t for t in tasks if t.slot not in skip], resume=resume)
-        return engine
-    finally:
-        await envs.aclose()
-        if owned:
-            await asyncio.shield(backend.aclose())

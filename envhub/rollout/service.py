@@ -1,7 +1,7 @@
 """``envhub serve-rollouts``: the rollout service (FastAPI).
 
 =============================  ==========================================================
-``POST /v1/rollouts``          submit a :class:`~envhub.rollout.jobs.RolloutRequest`; 201 with the job id
+``POST /v1/rollouts``          submit a :class:`~envhub.core.wire.RolloutRequest`; 201 with the job id
 ``GET /v1/rollouts``           every job's progress
 ``GET /v1/rollouts/{job}``     one job's progress (groups done/failed/retried, steps, rates)
 ``DELETE /v1/rollouts/{job}``  cancel it (published groups stay published)
@@ -41,20 +41,28 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 import envhub
 from envhub.core.errors import EnvhubError, JobNotFoundError, QueueError, UnauthorizedError
 from envhub.core.records import Group
-from envhub.core.wire import RolloutJobCreated, RolloutJobList, RolloutJobProgress, RolloutJobStatus
-from envhub.rollout.engine import JobAborted, JournalLike, ResumePoint, RolloutEngine, RolloutReport
+from envhub.core.wire import (
+    RolloutJobCreated,
+    RolloutJobList,
+    RolloutJobProgress,
+    RolloutJobStatus,
+    RolloutRequest,
+)
+from envhub.rollout.driver import play
+from envhub.rollout.engine import JobAborted, JournalLike, RolloutEngine, RolloutReport
 from envhub.rollout.failures import classify
 from envhub.rollout.jobs import (
     InvalidJobError,
     NotRegisteredError,
-    RolloutRequest,
     UrlNotAllowedError,
     build_backend,
     check_envs,
+    check_job,
     check_policy,
     persisted_spec,
-    run_job,
+    restored_request,
 )
+from envhub.rollout.journal import ResumePoint
 from envhub.rollout.metrics import RolloutMetrics
 from envhub.rollout.queue.base import GroupQueue
 from envhub.rollout.queue.settings import QueueSettings, run_group
@@ -578,7 +586,9 @@ class JobManager:
         Raises:
             NotRegisteredError: a scripted policy or projection that is not registered.
             UrlNotAllowedError: an env or policy URL off the allow-list.
+            InvalidJobError: no policy, no tasks or no env servers (VALIDATION_ERROR).
         """
+        check_job(request, remote=True)
         for url in request.env_urls:
             self.allow.check(url, what="env")
         if request.stream is not None and request.stream.startswith(self.reserved_prefixes):
@@ -590,7 +600,7 @@ class JobManager:
         update: dict[str, Any] = {}
         if isinstance(request.policy, str):
             update["policy"] = self.registry.scripted_path(request.policy)
-        else:
+        elif request.policy is not None:
             self.allow.check(request.policy.base_url, what="policy")
         for name in ("family", "render_preset"):
             self.registry.env_name(getattr(request.context, name), field=f"context.{name}")
@@ -653,10 +663,10 @@ class JobManager:
 
             queue, journal = self.channel(job.request)
             try:
-                await run_job(
+                await play(
                     job.request,
+                    queue,
                     job_id=job.job_id,
-                    queue=queue,
                     journal=journal,
                     metrics=self.metrics,
                     on_engine=keep,
@@ -796,7 +806,7 @@ class JobManager:
                     if known.status == "failed":
                         del self.jobs[job_id]
                     continue
-            request = self._stored(RolloutRequest.model_validate(spec))
+            request = self._stored(restored_request(spec))
             if status in FINISHED:
                 job = Job(job_id=job_id, request=request, env_id=request.env_id, status=status)
                 job.finished_at = time.time()
@@ -1037,8 +1047,7 @@ async def metrics(request: Request) -> Response:
 
 def _default_queue(settings: RolloutServiceSettings) -> tuple[GroupQueue, ServiceJournal]:
     """Redis queue + journal when a Redis URL is set, else the in-process queue and journal."""
-    from envhub.rollout.journaling import EngineJournal
-    from envhub.rollout.queue.journal import MemoryJournal, RedisJournal
+    from envhub.rollout.journal import EngineJournal, MemoryJournal, RedisJournal
     from envhub.rollout.queue.memory import MemoryQueue
 
     if settings.redis_url:
@@ -1067,8 +1076,7 @@ def _job_channels(
     The journal keys stay under the service's ``<ENVHUB_STREAM>:journal`` (one journal per service,
     whatever stream a job publishes to), so a restart finds every job.
     """
-    from envhub.rollout.journaling import EngineJournal
-    from envhub.rollout.queue.journal import RedisJournal
+    from envhub.rollout.journal import EngineJournal, RedisJournal
     from envhub.rollout.queue.redis import RedisQueue
 
     if not settings.redis_url or not isinstance(queue, RedisQueue):

@@ -35,7 +35,7 @@ _CURVE_KEYS = ("rollout/success", "rollout/reward", "actor/kl", "actor/entropy",
 
 
 def _overrides(options: dict[str, Any], sets: list[str] | None) -> dict[str, Any]:
-    from envhub.train.config import parse_override
+    from envhub.rollout.jobs import parse_override
 
     out = {k: v for k, v in options.items() if v is not None}
     for text in sets or []:
@@ -133,7 +133,7 @@ def train_command(
         "rollout.group_size": group_size,
         "rollout.batch_tasks": batch_tasks,
         "optim.lr": lr,
-        "rollout.envs": envs or None,
+        "rollout.env_urls": envs or None,
         "rollout.queue": queue,
         "rollout.rollout_service": rollout_service,
         "rollout.policy_url": policy_url,

@@ -21,9 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError
+from envhub.core.wire import RolloutRequest
+from envhub.rollout.jobs import set_path
 from envhub.train.loss import KLKind
 
 __all__ = [
+    "DEFAULT_STREAM",
+    "ROLLOUT_SHORTHANDS",
     "Algo",
     "KPOConfig",
     "LoRAConfig",
@@ -37,7 +41,6 @@ __all__ = [
     "TrainerCredentials",
     "ValidationSettings",
     "load_config",
-    "parse_override",
 ]
 
 Algo = Literal["grpo", "gigpo", "hgpo", "graphgpo"]
@@ -135,19 +138,42 @@ class ModelConfig(_Strict):
         return self
 
 
-class RolloutSettings(_Strict):
-    """Where episodes come from and how they are sampled."""
+#: Flat keys older recipes and ``--set rollout.<key>`` use, and the request field each one sets
+#: (``temperature: 0.7`` is ``sampling: {temperature: 0.7}``); a shorthand wins over the nested form.
+ROLLOUT_SHORTHANDS: dict[str, tuple[str, str | None]] = {
+    "temperature": ("sampling", "temperature"),
+    "top_p": ("sampling", "top_p"),
+    "top_k": ("sampling", "top_k"),
+    "max_tokens": ("sampling", "max_tokens"),
+    "history_length": ("context", "history_length"),
+    "projection": ("context", "projection"),
+    "envs": ("env_urls", None),
+    "queue_stream": ("stream", None),
+}
 
-    group_size: int = Field(default=8, ge=1, le=1024, description="Rollouts per task (GRPO's n).")
+#: Where the trainer's defaults differ from a service job's (each still declared once, on the request).
+_TRAINER_DEFAULTS: dict[str, Any] = {"split": "train", "max_concurrent_groups": 64}
+_TRAINER_SAMPLING_DEFAULTS: dict[str, Any] = {"max_tokens": 512}
+
+#: The Redis stream a trainer's groups go to when ``rollout.stream`` is not set.
+DEFAULT_STREAM = "envhub:groups"
+
+
+class RolloutSettings(RolloutRequest):
+    """The trainer's ``rollout:`` section: a :class:`~envhub.core.wire.RolloutRequest` plus its own keys.
+
+    Every field of a rollout job (the body ``POST /v1/rollouts`` takes) means the same here:
+    ``env_urls`` (empty: envs in this process), ``group_size``, ``max_steps``, ``sampling``,
+    ``context``, ``max_concurrent_groups``, the timeouts, ``split``, ``env_kwargs``, ``stream``
+    and ``run``. The trainer fills in per job what it owns: the policy (its model at the
+    current version; a ``policy`` endpoint here only names the generation server, as
+    ``policy_url``), the tasks of each iteration (``task_ids`` or ``count`` here narrow the
+    training split to those tasks) and their seeds. Defaults that differ from a service job's:
+    ``split: train``, ``max_concurrent_groups: 64``, ``sampling.max_tokens: 512``. The flat keys of
+    :data:`ROLLOUT_SHORTHANDS` (``temperature``, ``envs``, ``queue_stream``, ...) are accepted.
+    """
+
     batch_tasks: int = Field(default=16, ge=1, description="Tasks per iteration (B); B x n trajectories.")
-    max_steps: int = Field(default=50, ge=1, description="Env steps before an episode is truncated.")
-    history_length: int | None = Field(default=None, ge=0, description="Steps of history in prompts.")
-    split: str = Field(default="train", description="Split the training tasks come from.")
-    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Env constructor arguments.")
-    temperature: float = Field(default=1.0, ge=0.0, description="Sampling temperature of training rollouts.")
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    top_k: int = Field(default=-1, ge=-1)
-    max_tokens: int = Field(default=512, ge=1, description="Response tokens per step.")
     max_prompt_tokens: int | None = Field(
         default=None, ge=1, description="Training limit on a row's prompt tokens (see overlong)."
     )
@@ -164,16 +190,6 @@ class RolloutSettings(_Strict):
     overlong_penalty: float = Field(
         default=1.0, ge=0.0, allow_inf_nan=False, description="The reward penalty of overlong: penalise."
     )
-    max_concurrent_groups: int = Field(default=64, ge=1)
-    projection: str | None = Field(default=None, description="Projection rule override.")
-    envs: list[str] = Field(
-        default_factory=list, description="Env server URLs (replicas); empty: envs in this process."
-    )
-    resolve_replicas: bool = Field(
-        default=False,
-        description="Treat every address an env URL's host name resolves to as a replica (a compose "
-        "service scaled with replicas, a Kubernetes headless Service).",
-    )
     generation: Literal["transformers", "openai"] = Field(
         default="transformers",
         description="transformers: sample in this process; openai: an OpenAI-compatible server "
@@ -185,22 +201,40 @@ class RolloutSettings(_Strict):
         description="Submit rollout jobs to this `envhub serve-rollouts` URL (needs a redis queue).",
     )
     queue: str = Field(default="memory", description="'memory', or a redis:// URL for finished groups.")
-    queue_stream: str = Field(
-        default="envhub:groups",
-        description="The Redis stream finished groups go to; the trainer sends it with each rollout-service "
-        "job. Several trainer runs may share it: each takes only its own run's groups.",
-    )
-    run: str | None = Field(
-        default=None,
-        pattern=r"^[A-Za-z0-9_.:-]{1,128}$",
-        description="This run's label on the queue (each entry's `run` field; the trainer reads through "
-        "consumer group trainers:<run> and takes only these). Default: the run directory's name and a "
-        "hash of its path (stable across restarts, different for two runs).",
-    )
     max_batch: int = Field(default=64, ge=1, description="In-process generation: sequences per forward pass.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthands(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for key, (section, field) in ROLLOUT_SHORTHANDS.items():
+            if key not in data:
+                continue
+            value = data.pop(key)
+            if field is None:
+                data[section] = value
+                continue
+            target = data.get(section)
+            if isinstance(target, BaseModel):
+                target = target.model_dump()
+            data[section] = {**(target if isinstance(target, dict) else {}), field: value}
+        for key, value in _TRAINER_DEFAULTS.items():
+            data.setdefault(key, value)
+        sampling = data.get("sampling")
+        if sampling is None or isinstance(sampling, dict):
+            data["sampling"] = {**_TRAINER_SAMPLING_DEFAULTS, **(sampling or {})}
+        policy = data.get("policy")
+        if isinstance(policy, dict) and "base_url" in policy:
+            data.setdefault("policy_url", policy["base_url"])
+            data.setdefault("generation", "openai")
+        return data
 
     @model_validator(mode="after")
     def _endpoints(self) -> RolloutSettings:
+        if isinstance(self.policy, str):
+            raise ValueError("policy: the trainer plays its own model; a scripted policy has no weights")
         if self.generation == "openai" and not self.policy_url:
             raise ValueError("generation='openai' needs policy_url (the vLLM server's base URL).")
         if self.rollout_service and not self.queue.startswith(("redis://", "rediss://")):
@@ -213,6 +247,16 @@ class RolloutSettings(_Strict):
                 "generation='openai' and policy_url."
             )
         return self
+
+    @property
+    def queue_stream(self) -> str:
+        """The Redis stream the run's groups go to (``stream``, else ``envhub:groups``)."""
+        return self.stream or DEFAULT_STREAM
+
+    def job(self, **update: Any) -> RolloutRequest:
+        """This section as the rollout job it describes (the trainer's own keys left out), updated."""
+        fields = {name: getattr(self, name) for name in RolloutRequest.model_fields}
+        return RolloutRequest.model_validate({**fields, **update})
 
 
 class KPOConfig(_Strict):
@@ -389,29 +433,6 @@ class TrainConfig(_Strict):
         return self
 
 
-def parse_override(text: str) -> tuple[str, Any]:
-    """``"loss.kl_coef=0"`` -> ``("loss.kl_coef", 0)``; the value is read as YAML."""
-    import yaml
-
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise ConfigurationError(
-            f"Override {text!r} is not KEY=VALUE; write e.g. --set loss.kl_coef=0.", override=text
-        )
-    return key.strip(), yaml.safe_load(raw)
-
-
-def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
-    node = data
-    parts = dotted.split(".")
-    for part in parts[:-1]:
-        child = node.setdefault(part, {})
-        if not isinstance(child, dict):
-            raise ConfigurationError(f"Cannot set {dotted!r}: {part!r} is not a section.", key=dotted)
-        node = child
-    node[parts[-1]] = value
-
-
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
     """Read a recipe (YAML), apply dotted-key overrides, validate.
 
@@ -440,7 +461,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
         data = loaded
     for key, value in (overrides or {}).items():
         if value is not None:
-            _set_path(data, key, value)
+            set_path(data, key, value)
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:

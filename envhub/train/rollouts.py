@@ -28,12 +28,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import SecretStr
+
 from envhub.core.errors import ConfigurationError, EnvhubError
-from envhub.policy.base import PolicyBackend, SamplingParams
-from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+from envhub.core.wire import PolicyEndpoint, RolloutRequest, SamplingRequest
+from envhub.policy.base import PolicyBackend
+from envhub.rollout.driver import play
+from envhub.rollout.engine import GroupTask
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
-from envhub.rollout.jobs import RolloutRequest
 from envhub.rollout.queue.base import GroupQueue
 from envhub.rollout.queue.memory import MemoryQueue
 from envhub.rollout.queue.settings import QueueSettings, run_group
@@ -139,7 +141,7 @@ class RolloutSource(Protocol):
         tasks: Sequence[GroupTask],
         *,
         version: int,
-        sampling: SamplingParams,
+        sampling: SamplingRequest,
         group_size: int | None = None,
         queue: GroupQueue | None = None,
     ) -> int:
@@ -158,29 +160,13 @@ class RolloutSource(Protocol):
 
 
 def build_env_pool(env_id: str, settings: RolloutSettings, *, token: str | None = None) -> EnvPool:
-    """In-process envs, or the env servers of ``settings.envs`` (with bearer ``token``)."""
-    if settings.envs:
-        urls = expand_replicas(settings.envs) if settings.resolve_replicas else settings.envs
+    """In-process envs, or the env servers of ``settings.env_urls`` (with bearer ``token``)."""
+    if settings.env_urls:
+        urls = expand_replicas(settings.env_urls) if settings.resolve_replicas else settings.env_urls
         return RemoteEnvPool(urls, env_id=env_id, token=token)
     import envhub
 
     return InProcessEnvPool(lambda **kw: envhub.make(env_id, **kw), env_id=env_id)
-
-
-def _engine_config(settings: RolloutSettings, sampling: SamplingParams, group_size: int) -> EngineConfig:
-    return EngineConfig(
-        group_size=group_size,
-        max_concurrent_groups=settings.max_concurrent_groups,
-        sampling=sampling,
-        context=ContextConfig(
-            history_length=settings.history_length,
-            projection=settings.projection,
-            max_steps=settings.max_steps,
-        ),
-        split=settings.split,
-        env_kwargs=settings.env_kwargs,
-        on_failure="retry",
-    )
 
 
 class EngineRollouts:
@@ -224,24 +210,29 @@ class EngineRollouts:
         tasks: Sequence[GroupTask],
         *,
         version: int,
-        sampling: SamplingParams,
+        sampling: SamplingRequest,
         group_size: int | None = None,
         queue: GroupQueue | None = None,
     ) -> int:
         backend = self._served if self._served is not None else self._backends.get(version)
         if backend is None:
             raise ConfigurationError(f"No sampler holds policy version {version}; push_weights it first.")
-        engine = RolloutEngine(
-            envs=self.envs,
-            backend=backend,
-            config=_engine_config(self.settings, sampling, group_size or self.settings.group_size),
-            queue=queue or self.queue,
-            job_id=f"{self._run_id}-v{version}",
+        # The run's rollout section is the job; this call's sampling, group size and tasks over it.
+        request = self.settings.job(
+            sampling=sampling, group_size=group_size or self.settings.group_size, policy_version=version
         )
         async with self._idle:
             self._live[version] = self._live.get(version, 0) + len(tasks)
         try:
-            report = await engine.run(tasks)
+            played = await play(
+                request,
+                queue or self.queue,
+                backend=backend,
+                envs=self.envs,
+                tasks=tasks,
+                job_id=f"{self._run_id}-v{version}",
+            )
+            report = played.report
         finally:
             async with self._idle:
                 self._live[version] -= len(tasks)
@@ -320,9 +311,9 @@ class ServiceRollouts:
     ) -> None:
         from envhub.client import AsyncRolloutClient
 
-        if not settings.envs:
+        if not settings.env_urls:
             raise ConfigurationError(
-                "A rollout service plays on env servers: set rollout.envs to their URLs."
+                "A rollout service plays on env servers: set rollout.env_urls to their URLs."
             )
         self.service_url = service_url.rstrip("/")
         self.env_id, self.settings = env_id, settings
@@ -338,7 +329,7 @@ class ServiceRollouts:
         tasks: Sequence[GroupTask],
         *,
         version: int,
-        sampling: SamplingParams,
+        sampling: SamplingRequest,
         group_size: int | None = None,
         queue: GroupQueue | None = None,
     ) -> int:
@@ -366,46 +357,34 @@ class ServiceRollouts:
         tasks: Sequence[GroupTask],
         *,
         version: int,
-        sampling: SamplingParams,
+        sampling: SamplingRequest,
         group_size: int | None = None,
     ) -> RolloutRequest:
-        """The job the service plays for ``tasks``: on this run's stream, labelled with its run."""
-        policy: dict[str, Any] = {
-            "base_url": self.policy_url,
-            "model": self.model_name,
-            "tokenizer": self.tokenizer,
-        }
-        if self._policy_key:
-            policy["api_key"] = self._policy_key
-        body = {
-            "env_urls": self.settings.envs,
-            "resolve_replicas": self.settings.resolve_replicas,
-            "env_id": self.env_id,
-            "env_kwargs": self.settings.env_kwargs,
-            "split": self.settings.split,
-            "task_ids": [t.task_id for t in tasks],
-            "group_size": group_size or self.settings.group_size,
-            "max_steps": self.settings.max_steps,
-            "sampling": {
-                "temperature": sampling.temperature,
-                "top_p": sampling.top_p,
-                "top_k": sampling.top_k,
-                "max_tokens": sampling.max_tokens,
-                "seed": sampling.seed,
-            },
-            "policy": policy,
-            "policy_version": version,
-            "context": {
-                "history_length": self.settings.history_length,
-                "projection": self.settings.projection,
-            },
-            "max_concurrent_groups": self.settings.max_concurrent_groups,
-            "seed": tasks[0].seed if tasks else 0,
-            "stream": self.stream,
-            "run": self.run,
-            "env_token": self._env_token,
-        }
-        return RolloutRequest.model_validate(body)
+        """The job the service plays for ``tasks``: on this run's stream, labelled with its run.
+
+        The run's ``rollout:`` section is the job; the trainer adds what it owns: the tasks and
+        their seed, the served policy at ``version``, this call's sampling and group size, the
+        stream and run label, and the credentials.
+        """
+        policy = PolicyEndpoint(
+            base_url=self.policy_url,
+            model=self.model_name,
+            tokenizer=self.tokenizer,
+            api_key=SecretStr(self._policy_key) if self._policy_key else None,
+        )
+        return self.settings.job(
+            env_id=self.env_id,
+            task_ids=[t.task_id for t in tasks],
+            count=None,
+            group_size=group_size or self.settings.group_size,
+            sampling=sampling,
+            policy=policy,
+            policy_version=version,
+            seed=tasks[0].seed if tasks else 0,
+            stream=self.stream,
+            run=self.run,
+            env_token=self._env_token,
+        )
 
     async def push_weights(self, model: Any, version: int) -> dict[str, float]:
         start = time.perf_counter()

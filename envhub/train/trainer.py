@@ -43,7 +43,6 @@ from envhub.core.errors import ConfigurationError, UnauthorizedError
 from envhub.core.records import Group
 from envhub.envs import resolve
 from envhub.eval.report import metrics_from_groups
-from envhub.policy.base import SamplingParams
 from envhub.rollout.engine import GroupTask
 from envhub.rollout.queue.base import Delivery, GroupQueue
 from envhub.rollout.queue.codec import GroupColumns
@@ -287,7 +286,7 @@ class Trainer:
             model_config=config.model,
             loss=config.loss,
             optim=config.optim,
-            temperature=config.rollout.temperature,
+            temperature=config.rollout.sampling.temperature,
             ddp_model=self.ddp,
             shard=shard,
             seed=config.seed,
@@ -299,12 +298,7 @@ class Trainer:
         # the trainer takes only groups labelled with it, through its own consumer group.
         self.run_label = config.rollout.run or run_label(self.run_dir)
         self.credentials = TrainerCredentials()  # ENVHUB_ENV_TOKEN, _ROLLOUT_TOKEN, _POLICY_API_KEY
-        self.sampling = SamplingParams(
-            temperature=config.rollout.temperature,
-            top_p=config.rollout.top_p,
-            top_k=config.rollout.top_k,
-            max_tokens=config.rollout.max_tokens,
-        )
+        self.sampling = config.rollout.sampling
         self._tis = config.loss.tis_threshold
         if self._tis is None and config.max_staleness > 0 and config.loss.old_logprobs == "recompute":
             self._tis = 2.0  # stale rows are corrected by default (Agent Lightning / verl: 2)
@@ -419,12 +413,20 @@ class Trainer:
             path, model=self.model, optimizer=self.learner.optimizer, scheduler=self.learner.scheduler
         )
 
-    async def _task_ids(self, split: str) -> list[str]:
+    async def _training_task_ids(self) -> list[str]:
+        """The training tasks: ``rollout.task_ids``, else the split's (its first ``rollout.count``)."""
+        rollout = self.config.rollout
+        if rollout.task_ids is not None:
+            return list(rollout.task_ids)
+        ids = await self._task_ids(rollout.split)
+        return ids[: rollout.count] if rollout.count is not None else ids
+
+    async def _task_ids(self, split: str | None) -> list[str]:
         pool = build_env_pool(self.env_id, self.config.rollout, token=self.credentials.env_token)
         try:
             return await pool.task_ids(split, None)
         except UnauthorizedError as exc:
-            raise refused("env server", ", ".join(self.config.rollout.envs), "ENVHUB_ENV_TOKEN") from exc
+            raise refused("env server", ", ".join(self.config.rollout.env_urls), "ENVHUB_ENV_TOKEN") from exc
         finally:
             await pool.aclose()
 
@@ -439,7 +441,7 @@ class Trainer:
             return result
         await self._check_weight_sync()
         schedule = TaskSchedule(
-            await self._task_ids(config.rollout.split),
+            await self._training_task_ids(),
             seed=config.seed + 7919 * self.dist.rank,
             position=self.state.schedule_position,
         )
@@ -748,12 +750,8 @@ class Trainer:
             for i, t in enumerate(tasks_ids)
         ]
         queue = MemoryQueue(max_pending=len(tasks) + 1)
-        sampling = SamplingParams(
-            temperature=v.temperature,
-            top_p=self.sampling.top_p,
-            top_k=self.sampling.top_k,
-            max_tokens=self.sampling.max_tokens,
-            seed=self.config.seed + v.seed_offset,
+        sampling = self.sampling.model_copy(
+            update={"temperature": v.temperature, "seed": self.config.seed + v.seed_offset}
         )
         await source.play(
             tasks, version=self.state.policy_version, sampling=sampling, group_size=v.group_size, queue=queue

@@ -18,9 +18,8 @@ import uvicorn
 
 from envhub.client import AsyncRolloutClient, RolloutClient, RolloutJobTimeout
 from envhub.core.errors import EnvhubError, JobNotFoundError, ServerUnreachableError, UnauthorizedError
-from envhub.rollout.jobs import RolloutRequest
-from envhub.rollout.journaling import EngineJournal
-from envhub.rollout.queue.journal import MemoryJournal
+from envhub.core.wire import RolloutRequest
+from envhub.rollout.journal import EngineJournal, MemoryJournal
 from envhub.rollout.service import RolloutServiceSettings, create_app
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread

@@ -131,7 +131,7 @@ def journaled_steps(stream: str, job_id: str) -> int:
     """Steps the journal holds for the job's in-flight groups (what a restart can resume)."""
     import asyncio
 
-    from envhub.rollout.queue.journal import RedisJournal
+    from envhub.rollout.journal import RedisJournal
     from envhub.rollout.queue.redis import RedisQueue
 
     async def count() -> int:

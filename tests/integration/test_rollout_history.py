@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from envhub.core.records import Group
+from envhub.core.wire import ContextConfig, RolloutRequest
 from envhub.policy.scripted import ScriptedBackend
-from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+from envhub.rollout.engine import GroupTask, RolloutEngine
 from envhub.rollout.envpool import RemoteEnvPool
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
@@ -56,7 +56,7 @@ def play(server: RunningServer, render_at: str, *, compression: bool = False) ->
     engine = RolloutEngine(
         envs=envs,
         backend=ScriptedBackend(make_policy=WalkthroughPolicy, **({"wrap": with_tag} if compression else {})),
-        config=EngineConfig(
+        config=RolloutRequest(
             group_size=2,
             env_kwargs={"data_dir": str(embedded_data_dir().parent)},
             context=ContextConfig(
@@ -64,8 +64,8 @@ def play(server: RunningServer, render_at: str, *, compression: bool = False) ->
                 render_at=render_at,  # type: ignore[arg-type]
                 compression=compression,
                 inline_images=True,
-                max_steps=6,
             ),
+            max_steps=6,
         ),
         queue=queue,
         job_id=f"ocr-{render_at}",

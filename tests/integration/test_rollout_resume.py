@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from envhub.core.wire import RolloutRequest
 from envhub.policy.scripted import ScriptedBackend
-from envhub.rollout.engine import EngineConfig, EngineEvent, GroupTask, RolloutEngine
+from envhub.rollout.engine import EngineEvent, GroupTask, RolloutEngine
 from envhub.rollout.envpool import OpenGroup, RemoteEnvPool
-from envhub.rollout.journaling import EngineJournal
-from envhub.rollout.queue.journal import MemoryJournal
+from envhub.rollout.journal import EngineJournal, MemoryJournal
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
 from tests.rollout.conftest import CollectingQueue
@@ -21,7 +21,7 @@ from tests.rollout.scripted_policies import stateless
 pytestmark = pytest.mark.integration
 
 TS = "envhub/TimeSeries-v0"
-CONFIG = EngineConfig(group_size=3, max_concurrent_groups=4, env_kwargs={"images": False})
+CONFIG = RolloutRequest(group_size=3, max_concurrent_groups=4, env_kwargs={"images": False})
 TASKS = [GroupTask(i, f"test-{i}", i) for i in range(4)]
 
 

@@ -21,7 +21,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from envhub.rollout.jobs import POLICY_API_KEY_ENV
+from envhub.core.wire import POLICY_API_KEY_ENV
 from envhub.rollout.service import RolloutServiceSettings, create_app
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread

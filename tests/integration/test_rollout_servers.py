@@ -16,9 +16,10 @@ import envhub
 from envhub.client import RetryPolicy
 from envhub.core.policy import Policy
 from envhub.core.records import Group
+from envhub.core.wire import RolloutRequest
 from envhub.envs.timeseries.policy import HeuristicPolicy
 from envhub.policy.scripted import ScriptedBackend
-from envhub.rollout.engine import EngineConfig, EngineEvent, GroupTask, RolloutEngine
+from envhub.rollout.engine import EngineEvent, GroupTask, RolloutEngine
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
@@ -41,7 +42,7 @@ async def play(
     envs: EnvPool, make_policy: Callable[[int], Policy], tasks: list[GroupTask], **cfg: Any
 ) -> tuple[list[Group], list[EngineEvent]]:
     queue, events = CollectingQueue(), []
-    config = EngineConfig(**{"group_size": 3, "max_concurrent_groups": 4, **cfg})
+    config = RolloutRequest(**{"group_size": 3, "max_concurrent_groups": 4, **cfg})
     engine = RolloutEngine(
         envs=envs,
         backend=ScriptedBackend(make_policy=make_policy),
@@ -164,7 +165,7 @@ def test_a_sigkilled_env_worker_re_runs_its_group_whole_once(ts_replicas: list[R
         engine = RolloutEngine(
             envs=RemoteEnvPool([server.base_url], env_id=TS),
             backend=ScriptedBackend(make_policy=HeuristicPolicy, latency=lambda p: 0.05),
-            config=EngineConfig(group_size=4, env_kwargs={"images": False}),
+            config=RolloutRequest(group_size=4, env_kwargs={"images": False}),
             queue=queue,
             job_id="kill",
             on_event=on_event,

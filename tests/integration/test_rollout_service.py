@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 
 from envhub.core.records import Group
-from envhub.rollout.jobs import RolloutRequest
-from envhub.rollout.journaling import EngineJournal
-from envhub.rollout.queue.journal import MemoryJournal
+from envhub.core.wire import RolloutRequest
+from envhub.rollout.jobs import load_request
+from envhub.rollout.journal import EngineJournal, MemoryJournal
 from envhub.rollout.service import RolloutServiceSettings, create_app
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
@@ -168,3 +170,28 @@ def test_on_startup_the_service_resumes_unfinished_jobs_from_the_journal(env_ser
     assert progress["status"] == "done" and progress["total"] == 3 and progress["published"] == 3
     assert sorted(g.uid for g in queue.groups) == ["old:0:0", "old:1:0", "old:2:0"]  # slot 1 once
     assert asyncio.run(journal.jobs()) == []  # finished: nothing left to resume
+
+
+def test_a_job_yaml_posted_to_the_service_is_the_request_the_cli_loads(
+    env_server: RunningServer, service: tuple[TestClient, CollectingQueue], tmp_path: Path
+) -> None:
+    client, _ = service
+    document = job(
+        env_server,
+        count=2,
+        max_steps=3,
+        sampling={"temperature": 0.7, "top_p": 0.9},
+        context={"history_length": 1},
+        step_timeout_s=30,
+        on_failure="drop",
+    )
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    loaded = load_request(path, ["group_size=3"])  # what `envhub rollout --config --set` plays
+    created = client.post("/v1/rollouts", json={**yaml.safe_load(path.read_text()), "group_size": 3})
+    assert created.status_code == 201, created.text
+    job_id = created.json()["job_id"]
+    assert wait(client, job_id, until={"done", "failed"})["status"] == "done"
+    stored: RolloutRequest = client.app.state.jobs.jobs[job_id].request  # type: ignore[attr-defined]
+    # The service fills in what it resolves (the env its servers serve, the registered policy's path).
+    assert stored.model_copy(update={"env_id": None, "policy": loaded.policy}) == loaded

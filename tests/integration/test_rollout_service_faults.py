@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from envhub.rollout.journaling import EngineJournal
-from envhub.rollout.queue.journal import MemoryJournal
+from envhub.rollout.journal import EngineJournal, MemoryJournal
 from envhub.rollout.service import RolloutServiceSettings, create_app
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread

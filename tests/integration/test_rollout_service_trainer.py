@@ -17,7 +17,7 @@ import pytest
 import uvicorn
 
 from envhub.core.errors import EnvhubError
-from envhub.policy.base import SamplingParams
+from envhub.core.wire import SamplingRequest
 from envhub.rollout.engine import GroupTask
 from envhub.rollout.service import RolloutServiceSettings, create_app
 from envhub.server import ServerSettings
@@ -69,7 +69,9 @@ def play(service_url: str, env_server: RunningServer, policy_url: str, model: st
         rollouts = ServiceRollouts(
             service_url=service_url,
             env_id=TS,
-            settings=RolloutSettings(envs=[env_server.base_url], env_kwargs={"images": False}, split="test"),
+            settings=RolloutSettings(
+                env_urls=[env_server.base_url], env_kwargs={"images": False}, split="test"
+            ),
             policy_url=policy_url,
             tokenizer="/no/such/tokenizer",
             model_name=model,
@@ -77,7 +79,7 @@ def play(service_url: str, env_server: RunningServer, policy_url: str, model: st
             service_token="t",
         )
         try:
-            return await rollouts.play([GroupTask(0, "test-0", 0)], version=1, sampling=SamplingParams())
+            return await rollouts.play([GroupTask(0, "test-0", 0)], version=1, sampling=SamplingRequest())
         finally:
             await rollouts.aclose()
 

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from envhub.policy.base import SamplingParams
+from envhub.core.wire import ContextConfig, RolloutRequest, SamplingRequest
 from envhub.policy.openai_http import OpenAIBackend
 from envhub.policy.vllm_server import VllmServer
-from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+from envhub.rollout.engine import GroupTask, RolloutEngine
 from envhub.rollout.envpool import RemoteEnvPool
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
@@ -48,11 +47,12 @@ def test_a_group_of_4_through_vllm_records_exact_tokens(
     engine = RolloutEngine(
         envs=envs,
         backend=backend,
-        config=EngineConfig(
+        config=RolloutRequest(
             group_size=4,
-            sampling=SamplingParams(temperature=1.0, max_tokens=16, seed=5),
+            sampling=SamplingRequest(temperature=1.0, max_tokens=16, seed=5),
             env_kwargs={"images": False},
-            context=ContextConfig(max_steps=3, history_length=1),
+            max_steps=3,
+            context=ContextConfig(history_length=1),
             step_timeout_s=300,
         ),
         queue=queue,

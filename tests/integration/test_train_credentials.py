@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from envhub.core.errors import EnvhubError
-from envhub.policy.base import SamplingParams
+from envhub.core.wire import SamplingRequest
 from envhub.rollout.engine import GroupTask
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
@@ -108,7 +108,7 @@ def play(service: Service, env: RunningServer, policy_url: str, credentials: Tra
         rollouts = ServiceRollouts(
             service_url=service.url,
             env_id="envhub/TimeSeries-v0",
-            settings=RolloutSettings(envs=[env.base_url], env_kwargs={"images": False}, split="test"),
+            settings=RolloutSettings(env_urls=[env.base_url], env_kwargs={"images": False}, split="test"),
             policy_url=policy_url,
             tokenizer="/no/such/tokenizer",
             model_name="tiny",
@@ -118,7 +118,7 @@ def play(service: Service, env: RunningServer, policy_url: str, credentials: Tra
             policy_api_key=credentials.policy_api_key,
         )
         try:
-            return await rollouts.play([GroupTask(0, "test-0", 0)], version=1, sampling=SamplingParams())
+            return await rollouts.play([GroupTask(0, "test-0", 0)], version=1, sampling=SamplingRequest())
         finally:
             await rollouts.aclose()
 

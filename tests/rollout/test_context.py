@@ -6,9 +6,10 @@ import pytest
 
 from envhub.agent import Projection, family_template
 from envhub.core.errors import ConfigurationError, EnvhubError
+from envhub.core.wire import ContextConfig
 from envhub.envs import resolve
 from envhub.render import render_preset
-from envhub.rollout.context import AgentContext, ContextConfig
+from envhub.rollout.context import AgentContext, resolve_context
 
 TS = "envhub/TimeSeries-v0"
 
@@ -16,24 +17,30 @@ TS = "envhub/TimeSeries-v0"
 def test_the_context_comes_from_the_env_spec() -> None:
     for env in ("envhub/ALFWorld-v0", TS, "envhub/SearchQA-v0"):
         spec = resolve(env)
-        resolved = ContextConfig(agentocr=spec.render_preset is not None).resolve(env)
+        resolved = resolve_context(ContextConfig(agentocr=spec.render_preset is not None), env)
         assert resolved.projection == spec.projection
         assert resolved.template == family_template(spec)
         assert resolved.preset == (render_preset(spec) if spec.render_preset else None)
 
 
 def test_config_fields_override_the_spec() -> None:
-    resolved = ContextConfig(
-        projection="agentocr", family="envhub/ALFWorld-v0", agentocr=True, render_preset="envhub/SearchQA-v0"
-    ).resolve(TS)
+    resolved = resolve_context(
+        ContextConfig(
+            projection="agentocr",
+            family="envhub/ALFWorld-v0",
+            agentocr=True,
+            render_preset="envhub/SearchQA-v0",
+        ),
+        TS,
+    )
     assert resolved.projection == "agentocr"
     assert resolved.template == family_template("envhub/ALFWorld-v0")
     assert resolved.preset == render_preset("envhub/SearchQA-v0")
 
 
 def test_server_rendering_names_the_servers_preset() -> None:
-    resolved = ContextConfig(agentocr=True, render_at="server", compression=True, ocr_window=7).resolve(
-        "envhub/SearchQA-v0"
+    resolved = resolve_context(
+        ContextConfig(agentocr=True, render_at="server", compression=True, ocr_window=7), "envhub/SearchQA-v0"
     )
     options = resolved.history_options(ContextConfig(agentocr=True, compression=True, ocr_window=7))
     assert options is not None
@@ -44,19 +51,22 @@ def test_server_rendering_names_the_servers_preset() -> None:
         True,
         True,
     )
-    assert ContextConfig(agentocr=True).resolve("envhub/SearchQA-v0").history_options(ContextConfig()) is None
+    assert (
+        resolve_context(ContextConfig(agentocr=True), "envhub/SearchQA-v0").history_options(ContextConfig())
+        is None
+    )
 
 
 def test_compression_tags_never_reach_the_env() -> None:
     config = ContextConfig(compression=True, projection="think_action")
-    ctx = AgentContext(config, config.resolve(TS))
+    ctx = AgentContext(config, resolve_context(config, TS))
     p = ctx.project("<think>x</think><action>fft[0:9]<compression>3</compression></action>")
     assert p.action == "fft[0:9]" and p.compression == 3.0
 
 
 def test_text_prompts_show_the_history_window_after_the_first_step() -> None:
     config = ContextConfig(history_length=1)
-    ctx = AgentContext(config, config.resolve(TS))
+    ctx = AgentContext(config, resolve_context(config, TS))
     first = ctx.prompt("Series of length 10.", {})
     assert first.image_ref is None and "Series of length 10." in first.messages[-1]["content"]
     ctx.record("Series of length 10.", Projection("stats[0:5]", True), "mean=1")
@@ -68,7 +78,7 @@ def test_text_prompts_show_the_history_window_after_the_first_step() -> None:
 
 def test_projection_follows_the_configured_rule() -> None:
     config = ContextConfig(projection="think_action")
-    ctx = AgentContext(config, config.resolve(TS))
+    ctx = AgentContext(config, resolve_context(config, TS))
     assert ctx.project("<think>x</think><action>fft[0:9]</action>").action == "fft[0:9]"
     assert not ctx.project("no tags").is_valid
 
@@ -81,7 +91,7 @@ def test_agentocr_prompts_carry_an_image_and_its_token_accounting() -> None:
         inline_images=True,
         render_preset="envhub/ALFWorld-v0",
     )
-    ctx = AgentContext(config, config.resolve(TS))
+    ctx = AgentContext(config, resolve_context(config, TS))
     projection = ctx.project("<think>x</think><action>stats[0:5]</action><compression>2</compression>")
     ctx.record("Series of length 10.", projection, "mean=1")
     view = ctx.prompt("mean=1", {})
@@ -93,8 +103,8 @@ def test_agentocr_prompts_carry_an_image_and_its_token_accounting() -> None:
 
 def test_bad_configurations_fail_before_the_first_step() -> None:
     with pytest.raises(ConfigurationError, match="projection"):
-        ContextConfig(projection="nope").resolve(TS)
+        resolve_context(ContextConfig(projection="nope"), TS)
     with pytest.raises(ConfigurationError, match="render preset"):
-        ContextConfig(agentocr=True).resolve(TS)  # TimeSeries has no AgentOCR look
+        resolve_context(ContextConfig(agentocr=True), TS)  # TimeSeries has no AgentOCR look
     with pytest.raises(EnvhubError):
-        ContextConfig(family="no_such_family").resolve(TS)
+        resolve_context(ContextConfig(family="no_such_family"), TS)

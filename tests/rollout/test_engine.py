@@ -9,13 +9,13 @@ import pytest
 
 import envhub
 from envhub.core.errors import PolicyError, PolicyUnavailableError, QueueError, SessionLostError
+from envhub.core.wire import ContextConfig, RolloutRequest
 from envhub.envs.timeseries.policy import HeuristicPolicy
 from envhub.policy.base import Prompt
 from envhub.policy.scripted import ScriptedBackend
-from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import EngineConfig, EngineEvent, GroupTask, JobAborted, RolloutEngine
+from envhub.rollout.engine import EngineEvent, GroupTask, JobAborted, RolloutEngine
 from envhub.rollout.envpool import InProcessEnvPool
-from envhub.rollout.queue.journal import group_uid
+from envhub.rollout.journal import group_uid
 from tests.rollout.conftest import CollectingQueue
 
 ENV = "envhub/TimeSeries-v0"
@@ -28,7 +28,7 @@ def pool() -> InProcessEnvPool:
 def engine(
     backend: Any, queue: CollectingQueue, events: list[EngineEvent] | None = None, **cfg: Any
 ) -> RolloutEngine:
-    config = EngineConfig(**{"group_size": 3, "split": "test", "env_kwargs": {"images": False}, **cfg})
+    config = RolloutRequest(**{"group_size": 3, "split": "test", "env_kwargs": {"images": False}, **cfg})
     return RolloutEngine(
         envs=pool(),
         backend=backend,
@@ -78,7 +78,7 @@ async def test_max_steps_truncates_the_last_step() -> None:
     eng = engine(
         ScriptedBackend(lambda p: "<think>x</think><action>stats[0:10]</action>"),
         queue,
-        context=ContextConfig(max_steps=3),
+        max_steps=3,
     )
     await eng.run([GroupTask(0, "test-0", 0)])
     [group] = queue.groups
@@ -178,8 +178,8 @@ async def test_agentocr_steps_carry_an_image_reference_and_token_counts() -> Non
             compression=True,
             projection="agentocr",
             render_preset="envhub/ALFWorld-v0",
-            max_steps=3,
         ),
+        max_steps=3,
     )
     await eng.run([GroupTask(0, "test-0", 0)])
     steps = queue.groups[0].trajectories[0].steps

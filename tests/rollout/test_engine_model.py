@@ -7,12 +7,11 @@ from pathlib import Path
 import pytest
 
 import envhub
-from envhub.policy.base import SamplingParams
+from envhub.core.wire import RolloutRequest, SamplingRequest
 from envhub.policy.tiny import build_tiny_model
 from envhub.policy.tokenizer import ChatTokenizer
 from envhub.policy.transformers_backend import TransformersBackend
-from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+from envhub.rollout.engine import GroupTask, RolloutEngine
 from envhub.rollout.envpool import InProcessEnvPool
 from envhub.rollout.sequences import SequenceBuilder
 from tests.rollout.conftest import CollectingQueue
@@ -26,12 +25,12 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0, max_position_embeddings=8192)
 
 
-def config(**fields: object) -> EngineConfig:
-    return EngineConfig(
+def config(**fields: object) -> RolloutRequest:
+    return RolloutRequest(
         group_size=2,
         env_kwargs={"images": False},
-        sampling=SamplingParams(temperature=1.0, max_tokens=12, seed=0),
-        context=ContextConfig(max_steps=2),
+        sampling=SamplingRequest(temperature=1.0, max_tokens=12, seed=0),
+        max_steps=2,
         **fields,  # type: ignore[arg-type]
     )
 

@@ -15,10 +15,9 @@ def sampled_groups(small_model_dir: Path) -> list[Group]:
     import asyncio
 
     import envhub
-    from envhub.policy.base import SamplingParams
+    from envhub.core.wire import RolloutRequest, SamplingRequest
     from envhub.policy.transformers_backend import TransformersBackend
-    from envhub.rollout.context import ContextConfig
-    from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+    from envhub.rollout.engine import GroupTask, RolloutEngine
     from envhub.rollout.envpool import InProcessEnvPool
     from envhub.rollout.queue.memory import MemoryQueue
 
@@ -31,10 +30,10 @@ def sampled_groups(small_model_dir: Path) -> list[Group]:
         engine = RolloutEngine(
             envs=envs,
             backend=backend,
-            config=EngineConfig(
+            config=RolloutRequest(
                 group_size=2,
-                sampling=SamplingParams(temperature=1.0, max_tokens=12, seed=3),
-                context=ContextConfig(max_steps=2),
+                sampling=SamplingRequest(temperature=1.0, max_tokens=12, seed=3),
+                max_steps=2,
                 split="train",
             ),
             queue=queue,

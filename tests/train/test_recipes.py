@@ -69,7 +69,7 @@ def test_recipe_carries_the_reference_defaults(name: str, tmp_path: Path) -> Non
     group, batch, max_steps, history, advantage = REFERENCE[name]
     config = _load(name, tmp_path)
     assert (config.rollout.group_size, config.rollout.batch_tasks) == (group, batch)
-    assert (config.rollout.max_steps, config.rollout.history_length) == (max_steps, history)
+    assert (config.rollout.max_steps, config.rollout.context.history_length) == (max_steps, history)
     estimator = default_config(config.algo, envhub.envs.resolve(config.env), **config.advantage)
     for key, value in advantage.items():
         assert getattr(estimator, key) == value, key
@@ -77,7 +77,7 @@ def test_recipe_carries_the_reference_defaults(name: str, tmp_path: Path) -> Non
     assert config.optim.lr == 1e-6 and config.optim.grad_clip == 1.0
     assert (config.loss.clip_low, config.loss.clip_high, config.loss.clip_c) == (0.2, 0.2, 3.0)
     assert (config.loss.kl_coef, config.loss.kl_kind, config.loss.entropy_coef) == (0.01, "low_var_kl", 0.001)
-    assert config.loss.agg == "token-mean" and config.rollout.temperature == 1.0
+    assert config.loss.agg == "token-mean" and config.rollout.sampling.temperature == 1.0
     assert config.validation.temperature == 0.4 and config.validation.group_size == 1
 
 
@@ -92,3 +92,54 @@ def test_a_misspelt_key_in_a_recipe_is_named(tmp_path: Path) -> None:
     bad.write_text(text)
     with pytest.raises(ConfigurationError, match=r"rollout\.group_sise: unknown key"):
         load_config(bad, overrides={"model.path": str(tmp_path)})
+
+
+SHARED_JOB: dict[str, Any] = {
+    "env_urls": ["http://127.0.0.1:8000"],
+    "split": "train",
+    "count": 4,
+    "group_size": 4,
+    "max_steps": 7,
+    "sampling": {"temperature": 0.7, "top_p": 0.9, "max_tokens": 64},
+    "context": {"history_length": 2, "projection": "think_action"},
+    "max_concurrent_groups": 16,
+    "step_timeout_s": 60.0,
+    "on_failure": "drop",
+    "policy": {"base_url": "http://127.0.0.1:8001/v1", "model": "policy", "tokenizer": "/models/q"},
+    "stream": "envhub:groups:run1",
+}
+
+
+def test_the_trainer_rollout_section_and_the_service_take_the_same_document(tmp_path: Path) -> None:
+    from envhub.core.wire import RolloutRequest
+
+    service = RolloutRequest.model_validate(SHARED_JOB)
+    config = load_config(
+        None, overrides={"env": "timeseries", "model.path": str(tmp_path), "rollout": dict(SHARED_JOB)}
+    )
+    assert config.rollout.job() == service
+    # The endpoint names the generation server; the trainer plays its own model there.
+    assert (config.rollout.generation, config.rollout.policy_url) == ("openai", "http://127.0.0.1:8001/v1")
+    assert config.rollout.queue_stream == "envhub:groups:run1"
+
+
+def test_flat_rollout_keys_are_shorthands_of_the_request_fields(tmp_path: Path) -> None:
+    config = load_config(
+        None,
+        overrides={
+            "env": "timeseries",
+            "model.path": str(tmp_path),
+            "rollout.temperature": 0.5,
+            "rollout.envs": ["http://127.0.0.1:8000"],
+            "rollout.history_length": 3,
+            "rollout.queue_stream": "envhub:groups:x",
+        },
+    )
+    rollout = config.rollout
+    assert (rollout.sampling.temperature, rollout.sampling.max_tokens) == (0.5, 512)  # trainer default
+    assert rollout.env_urls == ["http://127.0.0.1:8000"] and rollout.context.history_length == 3
+    assert rollout.stream == "envhub:groups:x" and rollout.split == "train"
+    with pytest.raises(ConfigurationError, match="scripted policy"):
+        load_config(
+            None, overrides={"env": "timeseries", "model.path": str(tmp_path), "rollout.policy": "scripted:x"}
+        )

@@ -31,10 +31,10 @@ def play_groups(
     """Real groups of ``env_id`` played by its random baseline policy (varied returns)."""
     import envhub
     from envhub.core.registry import load_entry_point
+    from envhub.core.wire import ContextConfig, RolloutRequest
     from envhub.envs import resolve
     from envhub.policy.scripted import ScriptedBackend
-    from envhub.rollout.context import ContextConfig
-    from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+    from envhub.rollout.engine import GroupTask, RolloutEngine
     from envhub.rollout.envpool import InProcessEnvPool
     from envhub.rollout.queue.memory import MemoryQueue
 
@@ -48,10 +48,10 @@ def play_groups(
         engine = RolloutEngine(
             envs=envs,
             backend=backend,
-            config=EngineConfig(
+            config=RolloutRequest(
                 group_size=group_size,
+                max_steps=6,
                 context=ContextConfig(
-                    max_steps=6,
                     agentocr=agentocr,
                     inline_images=agentocr,
                     render_preset="search" if agentocr else None,

@@ -20,7 +20,7 @@ from envhub.core.records import Group
 if TYPE_CHECKING:
     from envhub.rollout.queue.codec import GroupColumns
 
-__all__ = ["Delivery", "GroupQueue", "GroupWriter"]
+__all__ = ["Delivery", "GroupQueue", "GroupReader", "GroupWriter"]
 
 
 class Delivery:
@@ -82,8 +82,8 @@ class GroupWriter(Protocol):
 
 
 @runtime_checkable
-class GroupQueue(GroupWriter, Protocol):
-    """A writer that can also be read: groups delivered, then acknowledged."""
+class GroupReader(Protocol):
+    """The consumer's port: groups delivered, then acknowledged once used (the trainer's side)."""
 
     async def get(self, count: int, *, timeout_s: float | None = None) -> list[Delivery]:
         """Up to ``count`` groups (fewer after ``timeout_s``); pending redeliveries come first."""
@@ -92,3 +92,11 @@ class GroupQueue(GroupWriter, Protocol):
     async def ack(self, deliveries: Sequence[Delivery]) -> None:
         """The groups were used; they will not be delivered again."""
         ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class GroupQueue(GroupWriter, GroupReader, Protocol):
+    """Both ports on one backend (:class:`~envhub.rollout.queue.memory.MemoryQueue`,
+    :class:`~envhub.rollout.queue.redis.RedisQueue`): what producers put, consumers get and ack."""

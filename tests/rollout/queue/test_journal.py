@@ -22,7 +22,7 @@ import redis.asyncio as aioredis
 
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group
-from envhub.rollout.queue.journal import MemoryJournal, RedisJournal, RolloutJournal, group_uid
+from envhub.rollout.journal import MemoryJournal, RedisJournal, RolloutJournal, group_uid
 from envhub.rollout.queue.memory import MemoryQueue
 from envhub.rollout.queue.redis import RedisQueue
 
@@ -202,7 +202,7 @@ def _spawn(script: str) -> subprocess.Popen[str]:
 
 _CHILD = """
 import asyncio, importlib.util, time
-from envhub.rollout.queue.journal import RedisJournal
+from envhub.rollout.journal import RedisJournal
 from envhub.rollout.queue.redis import RedisQueue
 spec = importlib.util.spec_from_file_location("queue_conftest", {conftest!r})
 factory = importlib.util.module_from_spec(spec); spec.loader.exec_module(factory)
@@ -320,7 +320,7 @@ def factory_group(job: str) -> Group:
 _FAULT_CHILD = """
 import asyncio, importlib.util, os, signal
 import redis.asyncio.connection as connection
-from envhub.rollout.queue.journal import RedisJournal
+from envhub.rollout.journal import RedisJournal
 from envhub.rollout.queue.redis import RedisQueue
 spec = importlib.util.spec_from_file_location("queue_conftest", {conftest!r})
 factory = importlib.util.module_from_spec(spec); spec.loader.exec_module(factory)

@@ -1,8 +1,8 @@
 """The engine's and the service's journal calls, on the queue package's :class:`RolloutJournal`.
 
-:class:`EngineJournal` adapts a :class:`~envhub.rollout.queue.journal.RolloutJournal`
-(:class:`~envhub.rollout.queue.journal.MemoryJournal` or
-:class:`~envhub.rollout.queue.journal.RedisJournal`) and the queue groups are committed to:
+:class:`EngineJournal` adapts a :class:`~envhub.rollout.journal.RolloutJournal`
+(:class:`~envhub.rollout.journal.MemoryJournal` or
+:class:`~envhub.rollout.journal.RedisJournal`) and the queue groups are committed to:
 
 * slots are the engine's integers, written as decimal strings;
 * a member's start (first observation and ``info``) rides in the member record, the replica index
@@ -16,17 +16,28 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from envhub.core.records import Group, Step
-from envhub.rollout.engine import ResumePoint
+from envhub.rollout.journal._store import RolloutJournal
 from envhub.rollout.queue.base import GroupQueue
-from envhub.rollout.queue.journal import RolloutJournal
 
-__all__ = ["EngineJournal"]
+__all__ = ["EngineJournal", "ResumePoint"]
 
 _NEXT = "_next"
 _FINISHED = frozenset({"done", "cancelled"})
+
+
+@dataclass
+class ResumePoint:
+    """An in-flight group read back from the journal: where each member stood."""
+
+    slot: int
+    attempt: int
+    replica: int
+    members: list[dict[str, Any]]  # session_id, observation, info (the start)
+    entries: list[list[dict[str, Any]]]  # per member: journaled step entries, in order
 
 
 class EngineJournal:

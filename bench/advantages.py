@@ -3,7 +3,7 @@
 Builds ALFWorld-shaped batches (groups x trajectories x steps, text anchors drawn from a
 per-task pool of states so that anchors collide across and inside trajectories, sparse
 terminal rewards of 10, ~10% invalid actions; rows in rollout order, or shuffled) and times
-GRPO, GiGPO and HGPO (K = 2 and 4) with the ALFWorld defaults, side by side in one run,
+GRPO, GiGPO, HGPO (K = 2 and 4) and GraphGPO with the ALFWorld defaults, side by side in one run,
 next to the tests' pure-Python implementation at the smallest size. Reports wall-clock
 medians and process-CPU medians (CPU time is the steadier number on a shared machine).
 Prints a table and writes ``bench/results/advantages.json``.
@@ -87,6 +87,7 @@ ESTIMATORS: dict[str, Callable[[StepBatch], Any]] = {
     "gigpo": lambda b: compute_advantages(b, "gigpo", env=ALFWORLD),
     "hgpo K=2": lambda b: compute_advantages(b, "hgpo", env=ALFWORLD, history_length=2),
     "hgpo K=4": lambda b: compute_advantages(b, "hgpo", env=ALFWORLD, history_length=4),
+    "graphgpo": lambda b: compute_advantages(b, "graphgpo", env=ALFWORLD),
 }
 
 

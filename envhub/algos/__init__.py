@@ -1,4 +1,4 @@
-"""Advantage estimators: GRPO, GiGPO, HGPO and agent-wise (Dr. MAS) grouping.
+"""Advantage estimators: GRPO, GiGPO, HGPO, GraphGPO and agent-wise (Dr. MAS) grouping.
 
 Pure numpy float64 functions over a :class:`~envhub.core.records.StepBatch`: no torch, no
 I/O, no Python loop over rows (group statistics are ``np.bincount`` reductions over dense
@@ -28,11 +28,21 @@ from envhub.algos.api import compute_advantages
 from envhub.algos.config import (
     AdvantageConfig,
     GiGPOConfig,
+    GraphGPOConfig,
     GRPOConfig,
     HGPOConfig,
     default_config,
 )
 from envhub.algos.gigpo import gigpo_advantages, step_advantages
+from envhub.algos.graphgpo import (
+    GraphEdge,
+    GraphNode,
+    TransitionGraph,
+    graph_step_returns,
+    graphgpo_advantages,
+    state_distances,
+    transition_graphs,
+)
 from envhub.algos.grpo import grpo_advantages
 from envhub.algos.hgpo import HGPOLevel, hgpo_advantages, hgpo_levels
 from envhub.algos.returns import discounted_returns, episode_returns
@@ -42,17 +52,25 @@ __all__ = [
     "AdvantageConfig",
     "GRPOConfig",
     "GiGPOConfig",
+    "GraphEdge",
+    "GraphGPOConfig",
+    "GraphNode",
     "HGPOConfig",
     "HGPOLevel",
+    "TransitionGraph",
     "broadcast_to_tokens",
     "compute_advantages",
     "default_config",
     "discounted_returns",
     "episode_returns",
     "gigpo_advantages",
+    "graph_step_returns",
+    "graphgpo_advantages",
     "grpo_advantages",
     "hgpo_advantages",
     "hgpo_levels",
     "response_mask_from_lengths",
+    "state_distances",
     "step_advantages",
+    "transition_graphs",
 ]

@@ -9,8 +9,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from envhub.algos.config import AdvantageConfig, GiGPOConfig, GRPOConfig, HGPOConfig, default_config
+from envhub.algos.config import (
+    AdvantageConfig,
+    GiGPOConfig,
+    GraphGPOConfig,
+    GRPOConfig,
+    HGPOConfig,
+    default_config,
+)
 from envhub.algos.gigpo import gigpo_advantages
+from envhub.algos.graphgpo import graphgpo_advantages
 from envhub.algos.grpo import grpo_advantages
 from envhub.algos.hgpo import hgpo_advantages
 from envhub.core.errors import ConfigurationError
@@ -61,10 +69,24 @@ def _hgpo(batch: StepBatch, c: HGPOConfig) -> NDArray[np.float64]:
     )
 
 
+def _graphgpo(batch: StepBatch, c: GraphGPOConfig) -> NDArray[np.float64]:
+    return graphgpo_advantages(
+        batch,
+        mode=c.mode,
+        gamma=c.gamma,
+        step_advantage_w=c.step_advantage_w,
+        episode_advantage_w=c.episode_advantage_w,
+        normalize_distance=c.normalize_distance,
+        invalid_penalty=c.invalid_penalty,
+        epsilon=c.epsilon,
+    )
+
+
 _RUNNERS: Mapping[type, Callable[[StepBatch, Any], NDArray[np.float64]]] = {
     GRPOConfig: _grpo,
     GiGPOConfig: _gigpo,
     HGPOConfig: _hgpo,
+    GraphGPOConfig: _graphgpo,
 }
 
 
@@ -84,7 +106,7 @@ def compute_advantages(
 
     Args:
         batch: the steps, any row order; advantages come back in the same order.
-        algo: ``"grpo"``, ``"gigpo"`` or ``"hgpo"``.
+        algo: ``"grpo"``, ``"gigpo"``, ``"hgpo"`` or ``"graphgpo"``.
         env: take the reference defaults of this env's spec (``envhub.envs.resolve(name)``;
             ignored with ``config``).
         config: a ready config dataclass of ``algo``'s type.

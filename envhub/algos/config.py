@@ -25,7 +25,15 @@ from envhub.core.errors import ConfigurationError
 if TYPE_CHECKING:  # a type only: the catalogue's record, never the catalogue itself
     from envhub.core.registry import EnvSpec
 
-__all__ = ["AdvantageConfig", "GRPOConfig", "GiGPOConfig", "HGPOConfig", "config_type_of", "default_config"]
+__all__ = [
+    "AdvantageConfig",
+    "GRPOConfig",
+    "GiGPOConfig",
+    "GraphGPOConfig",
+    "HGPOConfig",
+    "config_type_of",
+    "default_config",
+]
 
 
 def _check_common(config: Any) -> None:
@@ -128,12 +136,52 @@ class HGPOConfig:
             raise ConfigurationError(f"history_length must be an integer >= 0, got {self.history_length!r}.")
 
 
-AdvantageConfig = GRPOConfig | GiGPOConfig | HGPOConfig
+@dataclass(frozen=True)
+class GraphGPOConfig:
+    """GraphGPO settings (the authors' config ``algorithm.graphgpo`` plus ``algorithm.gamma``).
 
-_CONFIG_TYPES: Mapping[str, type[GRPOConfig] | type[GiGPOConfig] | type[HGPOConfig]] = {
+    Attributes:
+        mode: ``mean_std_norm`` (the authors' default) or ``mean_norm``.
+        gamma: base of the graph step return ``10 * gamma ** d``, in (0, 1]; the authors use
+            0.1 for ALFWorld, 0.2 for WebShop, 0.8 for Sokoban.
+        step_advantage_w: weight of the graph step term.
+        episode_advantage_w: weight of the episode term (0: the graph signal alone).
+        normalize_distance: ``False``: return from the next state's distance; ``True``: from
+            the distance change ``d(next) - d(anchor) + 1`` (the progress variant).
+        invalid_penalty: subtracted from each invalid row's step return and episode score.
+        epsilon: added to the std.
+    """
+
+    mode: Mode = "mean_std_norm"
+    gamma: float = 0.1
+    step_advantage_w: float = 1.0
+    episode_advantage_w: float = 1.0
+    normalize_distance: bool = False
+    invalid_penalty: float = 0.1
+    epsilon: float = 1e-6
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        if not (np.isfinite(self.gamma) and 0.0 < self.gamma <= 1.0):
+            raise ConfigurationError(f"gamma must lie in (0, 1] for graphgpo, got {self.gamma!r}.")
+        for name in ("step_advantage_w", "episode_advantage_w"):
+            if not np.isfinite(getattr(self, name)):
+                raise ConfigurationError(f"{name} must be a finite number, got {getattr(self, name)!r}.")
+        if not isinstance(self.normalize_distance, bool):
+            raise ConfigurationError(
+                f"normalize_distance must be true or false, got {self.normalize_distance!r}."
+            )
+
+
+AdvantageConfig = GRPOConfig | GiGPOConfig | HGPOConfig | GraphGPOConfig
+
+_ConfigType = type[GRPOConfig] | type[GiGPOConfig] | type[HGPOConfig] | type[GraphGPOConfig]
+
+_CONFIG_TYPES: Mapping[str, _ConfigType] = {
     "grpo": GRPOConfig,
     "gigpo": GiGPOConfig,
     "hgpo": HGPOConfig,
+    "graphgpo": GraphGPOConfig,
 }
 
 
@@ -141,7 +189,7 @@ def default_config(algo: str, env: EnvSpec | None = None, **overrides: Any) -> A
     """The settings for ``algo``, with ``env``'s reference defaults and then ``overrides``.
 
     Args:
-        algo: ``"grpo"``, ``"gigpo"`` or ``"hgpo"``.
+        algo: ``"grpo"``, ``"gigpo"``, ``"hgpo"`` or ``"graphgpo"``.
         env: the env's spec (``envhub.envs.resolve("alfworld")``), whose
             ``advantage_defaults[algo]`` apply; None for the algorithm's own defaults.
         **overrides: field values that win over both.
@@ -180,7 +228,7 @@ def _env_values(env: EnvSpec, algo: str) -> Mapping[str, Any]:
     return defaults.get(algo, {})
 
 
-def config_type_of(algo: str) -> type[GRPOConfig] | type[GiGPOConfig] | type[HGPOConfig]:
+def config_type_of(algo: str) -> _ConfigType:
     """The config dataclass of an algorithm name.
 
     Raises:

@@ -20,7 +20,8 @@ sokoban    mean_norm       (class default) max steps 15, 32 tasks x 8
 HGPO was not run on search QA in the reference; its row uses search's memory window (4)
 and GiGPO's search settings. GRPO keeps std normalisation everywhere
 (``norm_adv_by_std_in_grpo`` defaults to true). Families without a reference run (tau,
-timeseries) use the class defaults.
+timeseries) use the class defaults. GraphGPO's scripts (``recipe/GraphGPO/run_*.sh``) use
+gamma 0.1 (its class default) for ALFWorld, 0.2 for WebShop and 0.8 for Sokoban.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = ["CATALOG"]
 _WEBSHOP_ADVANTAGES: Mapping[str, Mapping[str, Any]] = {
     "gigpo": {"mode": "mean_norm"},
     "hgpo": {"mode": "mean_norm", "history_length": 2},
+    "graphgpo": {"gamma": 0.2},  # recipe/GraphGPO/run_qwen2.5_*_webshop_train.sh
 }
 
 CATALOG: tuple[EnvSpec, ...] = (
@@ -107,7 +109,8 @@ CATALOG: tuple[EnvSpec, ...] = (
         projection="envhub.envs.sokoban.projection:project_sokoban",
         prompt="envhub.envs.sokoban.prompt",
         render_preset="envhub.render:RenderConfig.alfworld",
-        advantage_defaults={"gigpo": {"mode": "mean_norm"}},
+        # GraphGPO's Sokoban script (recipe/GraphGPO/run_qwen2.5_vl_3b_sokoban_train.sh): gamma 0.8.
+        advantage_defaults={"gigpo": {"mode": "mean_norm"}, "graphgpo": {"gamma": 0.8}},
     ),
     EnvSpec(
         id="envhub/SokobanOnePush-v0",
@@ -121,7 +124,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         demo_policy="envhub.envs.sokoban.policy:SolverPolicy",
         projection="envhub.envs.sokoban.projection:project_initial",
         prompt="envhub.envs.sokoban.prompt_onepush",
-        advantage_defaults={"gigpo": {"mode": "mean_norm"}},
+        advantage_defaults={"gigpo": {"mode": "mean_norm"}, "graphgpo": {"gamma": 0.8}},
     ),
     EnvSpec(
         id="envhub/TauAirline-v0",

@@ -82,7 +82,7 @@ def train_command(
     config: Annotated[
         str | None, typer.Option("--config", "-c", help="A YAML recipe (trainers/*.yaml).")
     ] = None,
-    algo: Annotated[str | None, typer.Option(help="gigpo | hgpo | grpo.")] = None,
+    algo: Annotated[str | None, typer.Option(help="gigpo | hgpo | grpo | graphgpo.")] = None,
     env: Annotated[str | None, typer.Option(help="Env id or family (e.g. envhub/Sokoban-v0).")] = None,
     model: Annotated[str | None, typer.Option(help="Local HF model directory (model.path).")] = None,
     iterations: Annotated[int | None, typer.Option(help="Training iterations.")] = None,

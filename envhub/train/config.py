@@ -43,7 +43,7 @@ __all__ = [
     "load_config",
 ]
 
-Algo = Literal["grpo", "gigpo", "hgpo"]
+Algo = Literal["grpo", "gigpo", "hgpo", "graphgpo"]
 #: Data parallelism under torchrun (``envhub.train.parallel``).
 Strategy = Literal["ddp", "fsdp2"]
 

@@ -2,7 +2,7 @@
 
 =====================================  ==============================================
 ``GET /``                              learning curves, filters, the groups
-``GET /group?batch=&uid=``             a group's trajectories and anchor groups
+``GET /group?batch=&uid=``             a group's trajectories, anchor groups (and GraphGPO graph)
 ``GET /step?batch=&uid=&traj=&step=``  one step (the permalink)
 ``GET /image?batch=&uid=&traj=&step=`` the step's AgentOCR history image (PNG)
 ``GET /static/...``                    the stylesheet and script shipped in the package

@@ -18,12 +18,16 @@ from numpy.typing import NDArray
 from envhub.algos import (
     AdvantageConfig,
     GiGPOConfig,
-    GRPOConfig,
+    GraphGPOConfig,
     HGPOConfig,
+    TransitionGraph,
     compute_advantages,
+    graphgpo_advantages,
     grpo_advantages,
     hgpo_levels,
+    state_distances,
     step_advantages,
+    transition_graphs,
 )
 from envhub.algos.gigpo import step_groups
 from envhub.algos.layout import BatchLayout
@@ -51,10 +55,11 @@ class StepCredit:
     """What one step got: the advantage the trainer used, and its parts."""
 
     advantage: float
-    episode: float | None = None  # GRPO's advantage; GiGPO's A^E; HGPO's base-group item
-    step: float | None = None  # GiGPO's A^S
-    anchor_group: int | None = None  # GiGPO: index into GroupCredit.anchor_groups
+    episode: float | None = None  # GRPO's advantage; GiGPO's and GraphGPO's A^E; HGPO's base-group item
+    step: float | None = None  # GiGPO's and GraphGPO's A^S
+    anchor_group: int | None = None  # GiGPO, GraphGPO: index into GroupCredit.anchor_groups
     levels: tuple[LevelItem, ...] = ()  # HGPO
+    distances: tuple[int, int] | None = None  # GraphGPO: (d(anchor), d(next)) to success
 
 
 @dataclass
@@ -66,6 +71,8 @@ class GroupCredit:
     steps: dict[StepKey, StepCredit] = field(default_factory=dict)
     #: GiGPO: the steps sharing each anchor (across trajectories and inside one), by group index.
     anchor_groups: list[tuple[StepKey, ...]] = field(default_factory=list)
+    #: GraphGPO: the group's state-transition graph with each node's distance to success.
+    graph: TransitionGraph | None = None
 
 
 def _keys(group: Group) -> list[StepKey]:
@@ -95,6 +102,8 @@ def group_credit(group: Group, algo: str, config: AdvantageConfig) -> GroupCredi
         _gigpo(out, batch, keys, total, config)
     elif isinstance(config, HGPOConfig):
         _hgpo(out, batch, keys, total, config)
+    elif isinstance(config, GraphGPOConfig):
+        _graphgpo(out, batch, keys, total, config)
     else:
         out.steps = {
             k: StepCredit(advantage=float(a), episode=float(a)) for k, a in zip(keys, total, strict=True)
@@ -102,16 +111,26 @@ def group_credit(group: Group, algo: str, config: AdvantageConfig) -> GroupCredi
     return out
 
 
-def _episode(batch: StepBatch, config: GRPOConfig | GiGPOConfig | HGPOConfig) -> NDArray[np.float64]:
-    per_trajectory = getattr(config, "per_trajectory", False)
+def _episode(batch: StepBatch, config: AdvantageConfig) -> NDArray[np.float64]:
     return grpo_advantages(
         batch,
         mode=config.mode,
-        per_trajectory=per_trajectory,
+        per_trajectory=getattr(config, "per_trajectory", False),
         invalid_penalty=config.invalid_penalty,
-        group_by_agent=config.group_by_agent,
+        group_by_agent=getattr(config, "group_by_agent", False),
         epsilon=config.epsilon,
     )
+
+
+def _anchor_groups(
+    out: GroupCredit, batch: StepBatch, keys: list[StepKey], threshold: float | None, by_agent: bool
+) -> NDArray[np.int64]:
+    layout = BatchLayout.from_batch(batch, group_by_agent=by_agent)
+    codes, _ = step_groups(batch, layout, similarity_thresh=threshold)
+    members = _members(codes, keys)
+    index = {code: i for i, code in enumerate(members)}
+    out.anchor_groups = list(members.values())
+    return np.array([index[int(code)] for code in codes.tolist()], dtype=np.int64)
 
 
 def _gigpo(
@@ -129,17 +148,43 @@ def _gigpo(
         unbiased=True,
         epsilon=c.epsilon,
     )
-    layout = BatchLayout.from_batch(batch, group_by_agent=c.group_by_agent)
-    codes, _ = step_groups(batch, layout, similarity_thresh=threshold)
-    members = _members(codes, keys)
-    index = {code: i for i, code in enumerate(members)}
-    out.anchor_groups = list(members.values())
+    groups = _anchor_groups(out, batch, keys, threshold, c.group_by_agent)
     out.steps = {
         key: StepCredit(
             advantage=float(total[i]),
             episode=float(episode[i]),
             step=float(step[i]),
-            anchor_group=index[codes[i]],
+            anchor_group=int(groups[i]),
+        )
+        for i, key in enumerate(keys)
+    }
+
+
+def _graphgpo(
+    out: GroupCredit, batch: StepBatch, keys: list[StepKey], total: NDArray[np.float64], c: GraphGPOConfig
+) -> None:
+    # The two terms unweighted, as GiGPO's are shown; the total carries the weights.
+    episode = _episode(batch, c)
+    step = graphgpo_advantages(
+        batch,
+        mode=c.mode,
+        gamma=c.gamma,
+        step_advantage_w=1.0,
+        episode_advantage_w=0.0,
+        normalize_distance=c.normalize_distance,
+        invalid_penalty=c.invalid_penalty,
+        epsilon=c.epsilon,
+    )
+    groups = _anchor_groups(out, batch, keys, None, False)
+    out.graph = next(iter(transition_graphs(batch).values()))
+    d_anchor, d_next = state_distances(batch)
+    out.steps = {
+        key: StepCredit(
+            advantage=float(total[i]),
+            episode=float(episode[i]),
+            step=float(step[i]),
+            anchor_group=int(groups[i]),
+            distances=(int(d_anchor[i]), int(d_next[i])),
         )
         for i, key in enumerate(keys)
     }

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from envhub.core.records import Group, Step, Trajectory
 from envhub.view._credit import GroupCredit, StepCredit, StepKey
 from envhub.view._sources import Batch
-from envhub.view._svg import line_chart
+from envhub.view._svg import graph_chart, line_chart
 
 __all__ = [
     "ALL",
@@ -263,7 +263,7 @@ def group_page(batch: Batch, group: Group, credit: GroupCredit, filters: Filters
                 f"{escape(anchor[:400])}</pre><ul>{links}</ul></div>"
             )
         anchors = (
-            "<section><h2>Anchor groups (GiGPO step groups)</h2>"
+            "<section><h2>Anchor groups (GiGPO and GraphGPO step groups)</h2>"
             f'<p class="muted">Steps taken in the same anchor state, across trajectories; '
             f"{len(credit.anchor_groups)} groups, {len(blocks)} with more than one step.</p>"
             f'<div class="anchor-groups">{"".join(blocks)}</div></section>'
@@ -272,10 +272,33 @@ def group_page(batch: Batch, group: Group, credit: GroupCredit, filters: Filters
     body = (
         f"<p>{escape(group.env_id)} · task <b>{escape(group.task_id)}</b> · policy version "
         f"{group.policy_version} · {batch.label}</p>{_settings_line(credit)}"
-        f"<section><h2>Trajectories</h2>{grid}</section>{anchors}"
+        f"<section><h2>Trajectories</h2>{grid}</section>{_graph_section(credit)}{anchors}"
     )
     crumbs = [("overview", "/"), (batch.label, _url("/", batch=batch.key)), (title, "")]
     return layout(title, body, crumbs=crumbs)
+
+
+def _graph_section(credit: GroupCredit) -> str:
+    graph = credit.graph
+    if graph is None:
+        return ""
+    rows = [
+        f'<tr class="graph-node {escape(n.kind)}"><td>{"✓" if n.kind == "success" else i}</td>'
+        f"<td>{n.distance}{'' if n.reachable else ' (unreachable)'}</td>"
+        f'<td><pre class="anchor">{escape(n.label[:200])}</pre></td></tr>'
+        for i, n in enumerate(graph.nodes)
+    ]
+    variant = "d(next) - d(anchor) + 1" if getattr(credit.config, "normalize_distance", False) else "d(next)"
+    return (
+        "<section><h2>Transition graph (GraphGPO)</h2>"
+        f'<p class="muted">States of this group\'s trajectories, each step an edge to the state it '
+        f"led to; columns by distance d to success (unreachable states: the largest d + 1). "
+        f"A step's return is 10 &middot; &gamma;<sup>{escape(variant)}</sup>, normalised among the "
+        f"steps taken in the same state (the anchor groups below).</p>"
+        f'<div class="graph-wrap">{graph_chart(graph)}</div>'
+        + _table(["node", "distance", "state"], rows, element_id="graph-nodes")
+        + "</section>"
+    )
 
 
 # -- a step --------------------------------------------------------------------------------------
@@ -300,16 +323,22 @@ def _tokens(step: Step, pieces: Sequence[str] | None) -> str:
 def _credit_block(batch: Batch, group: Group, credit: GroupCredit, key: StepKey, c: StepCredit) -> str:
     rows = [f"<tr><th>advantage (used by the update)</th><td>{_num(c.advantage, 'advantage')}</td></tr>"]
     algo = credit.algo.lower()
-    if algo == "gigpo":
+    if algo in ("gigpo", "graphgpo"):
         w = getattr(credit.config, "step_advantage_w", 1.0)
+        we = getattr(credit.config, "episode_advantage_w", None)
         rows.append(
-            f"<tr><th>episode advantage A<sup>E</sup></th>"
+            f"<tr><th>episode advantage A<sup>E</sup>{'' if we is None else f' (weight {we:g})'}</th>"
             f"<td>{_num(c.episode, 'episode-advantage')}</td></tr>"
         )
         rows.append(
             f"<tr><th>step advantage A<sup>S</sup> (weight {w:g})</th>"
             f"<td>{_num(c.step, 'step-advantage')}</td></tr>"
         )
+        if c.distances is not None:
+            rows.append(
+                f'<tr><th>distance to success, before &rarr; after the step</th><td id="graph-distance">'
+                f"{c.distances[0]} &rarr; {c.distances[1]}</td></tr>"
+            )
     elif algo == "grpo":
         rows.append(f"<tr><th>episode advantage</th><td>{_num(c.episode, 'episode-advantage')}</td></tr>")
     elif c.episode is not None:

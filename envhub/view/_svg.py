@@ -1,4 +1,5 @@
-"""Learning curves as inline SVG, drawn on the server (no script, no chart library)."""
+"""Learning curves and GraphGPO transition graphs as inline SVG, drawn on the server (no script,
+no chart or graph library)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["line_chart"]
+from envhub.algos import TransitionGraph
+
+__all__ = ["graph_chart", "line_chart"]
 
 _W, _H, _PAD = 420, 200, 38
 
@@ -74,3 +77,72 @@ def line_chart(
     ]
     parts.append(f'<text class="tick" x="{_W / 2}" y="{_H - 6}" text-anchor="middle">iteration</text></svg>')
     return head + "".join(parts) + "</figure>"
+
+
+_GX, _GY, _GR = 110, 46, 13  # column and row spacing, node radius
+
+
+def graph_chart(graph: TransitionGraph, *, element_id: str = "transition-graph") -> str:
+    """A group's transition graph, laid out by distance: ``success`` on the right, one column
+    per distance (unreachable states in the leftmost), nodes numbered, every edge an arrow whose
+    width grows with the number of steps that took it; hovering names each node and edge.
+    """
+    columns: dict[int, list[int]] = {}
+    for i, node in enumerate(graph.nodes):
+        columns.setdefault(node.distance, []).append(i)
+    far = max(columns)
+    rows = max(len(c) for c in columns.values())
+    width = _GX * (far + 1)
+    height = _GY * rows + 40 + _GY
+    pos: dict[int, tuple[float, float]] = {}
+    for d, members in columns.items():
+        x = _GX / 2 + (far - d) * _GX
+        top = (height - 20 - _GY * len(members)) / 2 + _GY / 2
+        for k, i in enumerate(sorted(members, key=lambda j: graph.nodes[j].label)):
+            pos[i] = (x, top + k * _GY)
+    parts = [
+        f'<svg id="{escape(element_id)}" class="graph" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img">'
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
+        'markerHeight="8" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z"/></marker></defs>'
+    ]
+    for d in sorted(columns):
+        x = _GX / 2 + (far - d) * _GX
+        parts.append(f'<text class="tick" x="{x:.1f}" y="{height - 6}" text-anchor="middle">d={d}</text>')
+    for e in graph.edges:
+        (x1, y1), (x2, y2) = pos[e.source], pos[e.target]
+        ends = f"{graph.nodes[e.source].label[:80]} -> {graph.nodes[e.target].label[:80]}"
+        tip = f"{ends}: {e.count} step(s)"
+        stroke = f"{min(1 + e.count, 6):.0f}"
+        if e.source == e.target:  # a loop above the node
+            top = y1 - _GR
+            path = (
+                f"M{x1 - 6:.1f},{top:.1f} C{x1 - 22:.1f},{y1 - 42:.1f} "
+                f"{x1 + 22:.1f},{y1 - 42:.1f} {x1 + 6:.1f},{top:.1f}"
+            )
+        else:
+            dx, dy = x2 - x1, y2 - y1
+            length = math.hypot(dx, dy) or 1.0
+            ux, uy = dx / length, dy / length
+            sx, sy, ex, ey = x1 + ux * _GR, y1 + uy * _GR, x2 - ux * (_GR + 2), y2 - uy * (_GR + 2)
+            # Bend every edge to its left, so opposite edges stay apart and long ones clear
+            # the nodes between their ends.
+            bend = 14 + 0.15 * length
+            cx, cy = (sx + ex) / 2 - uy * bend, (sy + ey) / 2 + ux * bend
+            path = f"M{sx:.1f},{sy:.1f} Q{cx:.1f},{cy:.1f} {ex:.1f},{ey:.1f}"
+        parts.append(
+            f'<path class="edge" d="{path}" stroke-width="{stroke}" marker-end="url(#arrow)">'
+            f"<title>{escape(tip)}</title></path>"
+        )
+    for i, node in enumerate(graph.nodes):
+        x, y = pos[i]
+        reach = "" if node.reachable else " unreachable"
+        mark = "✓" if node.kind == "success" else str(i)
+        tip = f"{i}: {node.label[:300]} (d = {node.distance}{'' if node.reachable else ', unreachable'})"
+        parts.append(
+            f'<g class="node {escape(node.kind)}{reach}" data-distance="{node.distance}">'
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{_GR}"><title>{escape(tip)}</title></circle>'
+            f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle">{mark}</text></g>'
+        )
+    return "".join(parts) + "</svg>"

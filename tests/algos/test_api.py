@@ -63,6 +63,10 @@ def test_env_defaults_follow_the_reference_scripts() -> None:
     hgpo_search = default_config("hgpo", resolve("search"))
     assert isinstance(hgpo_search, HGPOConfig) and hgpo_search.history_length == 4
     assert default_config("grpo", resolve("tau")) == GRPOConfig()
+    # GraphGPO: gamma 0.1 (ALFWorld scripts), 0.2 (WebShop), 0.8 (the Sokoban script).
+    assert default_config("graphgpo", resolve("alfworld")).gamma == 0.1  # type: ignore[union-attr]
+    assert default_config("graphgpo", resolve("webshop")).gamma == 0.2  # type: ignore[union-attr]
+    assert default_config("graphgpo", resolve("sokoban")).gamma == 0.8  # type: ignore[union-attr]
 
 
 def test_env_ids_and_family_names_give_the_same_defaults() -> None:
@@ -75,8 +79,8 @@ def test_env_ids_and_family_names_give_the_same_defaults() -> None:
 
 def test_every_catalogue_env_gives_valid_configs_for_every_estimator() -> None:
     for spec in specs():
-        assert set(spec.advantage_defaults) <= {"grpo", "gigpo", "hgpo"}, spec.id
-        for algo in ("grpo", "gigpo", "hgpo"):
+        assert set(spec.advantage_defaults) <= {"grpo", "gigpo", "hgpo", "graphgpo"}, spec.id
+        for algo in ("grpo", "gigpo", "hgpo", "graphgpo"):
             assert default_config(algo, spec) is not None
 
 
@@ -141,12 +145,23 @@ def test_config_values_are_checked_at_construction(bad) -> None:
 
 def test_package_exports_exactly_its_public_names() -> None:
     public = {name for name in vars(algos) if not name.startswith("_")}
-    modules = {"api", "config", "gigpo", "grouping", "grpo", "hgpo", "layout", "returns", "tokens"}
+    modules = {
+        "api",
+        "config",
+        "gigpo",
+        "graphgpo",
+        "grouping",
+        "grpo",
+        "hgpo",
+        "layout",
+        "returns",
+        "tokens",
+    }
     assert set(algos.__all__) == public - modules
     assert all(hasattr(algos, name) for name in algos.__all__)
 
 
-@pytest.mark.parametrize("algo", ["grpo", "gigpo", "hgpo"])
+@pytest.mark.parametrize("algo", ["grpo", "gigpo", "hgpo", "graphgpo"])
 def test_empty_batch_gives_no_advantages(algo: str) -> None:
     assert compute_advantages(to_batch([]), algo).shape == (0,)
 

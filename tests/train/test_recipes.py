@@ -32,7 +32,13 @@ REFERENCE: dict[str, tuple[int, int, int, int, dict[str, Any]]] = {
     "grpo_search": (5, 256, 4, 4, {"mode": "mean_std_norm", "invalid_penalty": 0.01}),
 }
 # Recipes without a reference run: they must exist and validate, nothing more is claimed.
-NO_REFERENCE = {"gigpo_timeseries", "grpo_tau", "gigpo_sokoban_easy", "gigpo_sokoban_onepush"}
+NO_REFERENCE = {
+    "gigpo_timeseries",
+    "grpo_tau",
+    "gigpo_sokoban_easy",
+    "gigpo_sokoban_onepush",
+    "graphgpo_sokoban_onepush",
+}
 
 
 def _load(name: str, tmp_path: Path) -> Any:

@@ -193,3 +193,46 @@ def test_recording_groups_can_be_switched_off(small_model_dir: Path, tmp_path: P
     run = tmp_path / "run"
     train(_config(small_model_dir, run, iterations=1, **{"output.save_groups": False}))
     assert not (run / "rollouts").exists()
+
+
+def test_graphgpo_recipe_trains_two_iterations(small_model_dir: Path, tmp_path: Path) -> None:
+    recipe = Path(__file__).resolve().parents[2] / "trainers" / "graphgpo_sokoban_onepush.yaml"
+    config = load_config(
+        recipe,
+        overrides={
+            "model.path": str(small_model_dir),
+            "iterations": 2,
+            "output.run_dir": str(tmp_path / "graphgpo"),
+            "output.progress": False,
+            "rollout.group_size": 4,
+            "rollout.batch_tasks": 4,
+            "validation.every": 0,
+            "validation.before_training": False,
+            "validation.blind_ceiling": False,
+        },
+    )
+    assert config.algo == "graphgpo"
+    result = train(config)
+    assert result.policy_version == 2
+    rows = read_metrics(tmp_path / "graphgpo")
+    assert [r["iteration"] for r in rows] == [1, 2]
+    assert all(r["rows/count"] == 16 for r in rows)
+
+
+def test_graphgpo_progress_variant_runs_and_bad_settings_are_refused(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    from envhub.core.errors import ConfigurationError
+
+    # The progress variant on a multi-step env (search: up to two turns here).
+    config = _config(
+        small_model_dir,
+        tmp_path / "progress",
+        algo="graphgpo",
+        iterations=1,
+        advantage={"normalize_distance": True},
+    )
+    assert train(config).policy_version == 1
+    for bad in ({"gamma": 0.0}, {"history_length": 2}, {"normalize_distance": "yes"}):
+        with pytest.raises(ConfigurationError, match="advantage"):
+            _config(small_model_dir, tmp_path, algo="graphgpo", advantage=bad)

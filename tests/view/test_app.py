@@ -120,7 +120,9 @@ def test_the_cli_refuses_a_bad_path_in_one_line(args: list[str]) -> None:
     assert done.stderr.startswith("error (") and len(done.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize(("algo", "env_id"), [("grpo", ENV), ("gigpo", ENV), ("hgpo", SOKOBAN)])
+@pytest.mark.parametrize(
+    ("algo", "env_id"), [("grpo", ENV), ("gigpo", ENV), ("hgpo", SOKOBAN), ("graphgpo", SOKOBAN)]
+)
 def test_credit_per_group_is_the_trainers_credit_on_the_whole_batch(
     algo: str, env_id: str, tmp_path: Path
 ) -> None:
@@ -237,3 +239,33 @@ def test_token_pieces_join_to_the_text_when_a_character_spans_byte_level_tokens(
     pieces = token_pieces(lambda part: tokenizer.decode(part, skip_special_tokens=False), ids)
     assert len(pieces) == len(ids)
     assert "".join(pieces) == tokenizer.decode(ids, skip_special_tokens=False) == "naïve € <b>ok</b> 東京"
+
+
+def test_a_graphgpo_group_shows_its_transition_graph(served: Served, tmp_path: Path) -> None:
+    from envhub.algos import transition_graphs
+
+    groups = record_run(tmp_path / "run", algo="graphgpo", env_id=SOKOBAN, iterations=1)[1]
+    group = groups[0]
+    graph = transition_graphs(StepBatch.from_groups([group]))[group.uid]
+    credit = group_credit(group, "graphgpo", default_config("graphgpo", resolve(SOKOBAN)))
+    assert credit.graph == graph
+    app = create_app(open_source(str(tmp_path / "run")), ViewSettings())
+    with served(app) as base:
+        page = httpx.get(base + "/group", params={"batch": "iter_000001", "uid": group.uid})
+        assert page.status_code == 200
+        html = page.text
+        assert 'id="transition-graph"' in html and "<svg" in html
+        # One circle per node, one path per distinct edge, each node's distance in its tooltip.
+        svg = html[html.index('id="transition-graph"') :]
+        assert svg.count('class="node ') == len(graph.nodes)
+        assert svg.count('class="edge"') == len(graph.edges)
+        for node in graph.nodes:
+            assert f"d = {node.distance}" in svg
+        assert "Anchor groups" in html  # GraphGPO normalises within the same anchor groups
+        traj = group.trajectories[0]
+        step = httpx.get(
+            base + "/step",
+            params={"batch": "iter_000001", "uid": group.uid, "traj": traj.traj_id, "step": 0},
+        )
+        d = credit.steps[(traj.traj_id, 0)].distances
+        assert d is not None and f'id="graph-distance">{d[0]} &rarr; {d[1]}<' in step.text

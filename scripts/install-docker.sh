@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Docker engine and Compose v2 for the fleet test (tests/fleet), using what the machine has:
 #
-# * Engine: if `docker info` answers, that engine. If a daemon exists but does not answer this
+# * Engine: if `docker info` answers (DOCKER_HOST, the default socket or a Docker context), that
+#   engine, whatever the default socket looks like. If a daemon exists but does not answer this
 #   user (dockerd runs, or its socket accepts or denies a connection: typically a user outside the
 #   docker group), say so and stop: never a second daemon. A socket file that nothing listens on,
 #   with no dockerd running, is what a daemon leaves when its processes are killed (a machine
@@ -67,7 +68,13 @@ socket="${socket#unix://}"
 state="$(socket_state "$socket")"
 dockerd_runs=0
 pgrep -x dockerd >/dev/null 2>&1 && dockerd_runs=1
-if [ "$state" = stale ] && [ "$dockerd_runs" = 0 ] && [ -z "$explicit_host" ]; then
+# An engine that answers (through DOCKER_HOST, the default socket or a Docker context: Docker
+# Desktop, a remote or rootless engine) is used as it is; only then is the socket looked at.
+answers=0
+if command -v docker >/dev/null 2>&1 && timeout "${ENVHUB_DOCKER_INFO_TIMEOUT:-20}" docker info >/dev/null 2>&1; then
+  answers=1
+fi
+if [ "$answers" = 0 ] && [ "$state" = stale ] && [ "$dockerd_runs" = 0 ] && [ -z "$explicit_host" ]; then
   if [ "$PLAN" = 1 ]; then echo "start: stale socket $socket (nothing listens, no dockerd runs)"; exit 0; fi
   echo "install-docker: $socket is stale (nothing listens on it and no dockerd runs: its daemon was \
 killed); removing it and starting the engine" >&2
@@ -75,7 +82,7 @@ killed); removing it and starting the engine" >&2
   $SUDO rm -f "$socket"
   state=absent
 fi
-if command -v docker >/dev/null 2>&1 && timeout "${ENVHUB_DOCKER_INFO_TIMEOUT:-20}" docker info >/dev/null 2>&1; then
+if [ "$answers" = 1 ]; then
   [ "$PLAN" = 1 ] && { echo "use: the engine at $socket answers"; exit 0; }
   :  # an engine answers: use it
 elif [ -n "$explicit_host" ] || [ "$state" != absent ] || [ "$dockerd_runs" = 1 ]; then

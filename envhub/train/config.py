@@ -16,8 +16,17 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError
@@ -247,6 +256,17 @@ class RolloutSettings(RolloutRequest):
                 "generation='openai' and policy_url."
             )
         return self
+
+    @field_serializer("queue", when_used="json")
+    def _queue_without_password(self, queue: str) -> str:
+        """The queue URL as config.json and the trackers get it: a password (deploy/k8s puts the
+        Redis one in the URL) becomes ``***``; the trainer connects with the real one."""
+        parts = urlsplit(queue)
+        if parts.password is None:
+            return queue
+        user = parts.username or ""
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
     @property
     def queue_stream(self) -> str:

@@ -71,3 +71,39 @@ def test_a_socket_something_listens_on_is_never_replaced(tmp_path: Path) -> None
 
 def test_no_socket_and_no_daemon_means_start_an_engine(tmp_path: Path) -> None:
     assert "start: no engine here" in _plan(tmp_path / "docker.sock", tmp_path)
+
+
+@pytest.mark.integration
+def test_a_stale_default_socket_is_left_alone_when_the_engine_answers_through_a_context(
+    tmp_path: Path,
+) -> None:
+    # A Docker context (Docker Desktop, a remote or rootless engine) answers `docker info`; the
+    # default socket is a leftover nothing listens on and no dockerd runs here. The engine that
+    # answers is the one to use: no socket removed, no second engine started.
+    if os.geteuid() != 0 or not shutil.which("unshare") or not Path("/run/docker.sock").is_socket():
+        pytest.skip("needs root, unshare and a running engine at /run/docker.sock")
+    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        pytest.skip("needs a running Docker engine (make docker-engine)")
+    stale = tmp_path / "stale.sock"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(stale))  # the file stays; nothing listens
+    live = tmp_path / "live.sock"
+    live.touch()
+    config = tmp_path / "docker-config"
+    env = {**os.environ, "DOCKER_CONFIG": str(config), "HOME": str(tmp_path)}
+    env.pop("DOCKER_HOST", None)
+    for args in (["create", "other", "--docker", f"host=unix://{live}"], ["use", "other"]):
+        subprocess.run(["docker", "context", *args], env=env, check=True, capture_output=True)
+    # In a mount and PID namespace of its own: the engine's socket reached only through the
+    # context, a stale file at the default path, no dockerd in sight.
+    inner = (
+        f"mount --bind /run/docker.sock {live} && mount --bind {stale} /run/docker.sock && "
+        f"docker info >/dev/null && bash {ROOT / 'scripts/install-docker.sh'} --plan"
+    )
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc",
+         "bash", "-c", inner],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith("use:"), done.stdout

@@ -58,15 +58,28 @@ def server() -> Iterator[RunningServer]:
         yield running
 
 
+def _run_verl(python: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``python args`` in the verl virtualenv, importing envhub from this checkout.
+
+    The virtualenv is cached outside the clone and shared by every clone with the same pins; its
+    editable envhub belongs to whichever clone installed it last, so this clone goes first on
+    PYTHONPATH (a path entry wins over the editable install's finder)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run([str(python), *args], capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
+
+
+def test_verl_venv_imports_this_checkout(python: Path, tmp_path: Path) -> None:
+    """The verl virtualenv is shared by every clone (scripts/venv-cache.sh) and its editable envhub
+    points at whichever clone last ran ``make verl-venv``: the tests must import this one."""
+    done = _run_verl(python, ["-c", "import envhub; print(envhub.__file__)"], tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert Path(done.stdout.strip()).resolve().is_relative_to(REPO_ROOT), done.stdout
+
+
 def _drive(python: Path, model_dir: Path, tmp_path: Path, **options: Any) -> dict[str, Any]:
     out = tmp_path / "verl.json"
-    done = subprocess.run(
-        [str(python), str(DRIVER), str(model_dir), str(out), json.dumps(options)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
+    done = _run_verl(python, [str(DRIVER), str(model_dir), str(out), json.dumps(options)], tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]
     result: dict[str, Any] = json.loads(out.read_text())
     assert result["verl_version"] == "0.9.1"
@@ -218,9 +231,7 @@ def test_docs_example_runs_through_verls_dataset_and_worker(
     )
     script = tmp_path / "example.py"
     script.write_text(code)
-    done = subprocess.run(
-        [str(python), str(script)], capture_output=True, text=True, timeout=600, cwd=tmp_path
-    )
+    done = _run_verl(python, [str(script)], tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     result = json.loads(line.removeprefix("RESULT "))

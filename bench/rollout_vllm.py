@@ -63,6 +63,7 @@ for entry in (str(HERE), str(ROOT)):
     if entry not in sys.path:
         sys.path.insert(0, entry)
 from _common import SMOKE_RESULTS, free_port, machine, server_process, write_result
+from varlen_env import episode_length
 
 from envhub.core.records import Group
 from envhub.policy.base import Completion, Prompt, SamplingParams
@@ -85,6 +86,7 @@ class Sent:
     prompt_ids: list[int]
     seed: int | None
     generated: int
+    latency_s: float = 0.0
 
 
 @dataclass
@@ -117,7 +119,9 @@ class SeededBackend:
             stop=sampling.stop,
             seed=self.seed_of(prompt),
         )
+        t0 = time.perf_counter()
         [completion] = await self.inner.generate([prompt], seeded)
+        latency = time.perf_counter() - t0
         # OpenAIBackend seeds prompt i of a call with prompt_seed(seed, i): i = 0 here.
         self.sent.append(
             Sent(
@@ -125,6 +129,7 @@ class SeededBackend:
                 list(completion.prompt_token_ids or ()),
                 prompt_seed(seeded.seed, 0),
                 len(completion.token_ids or ()),
+                latency,
             )
         )
         return completion
@@ -175,6 +180,8 @@ class Run:
     generated: int
     prompt_tokens: int
     sent: list[Sent] = field(default_factory=list)
+    #: Summed request latencies (request sent to answer parsed): / wall = requests in flight.
+    busy_s: float = 0.0
 
     def row(self, setup: Setup, repeat: int) -> dict[str, Any]:
         return {
@@ -193,6 +200,7 @@ class Run:
             "steps_per_s": self.steps / self.wall_s,
             "generated_tokens_per_s": self.generated / self.wall_s,
             "tokens_per_s": (self.generated + self.prompt_tokens) / self.wall_s,
+            "requests_in_flight_mean": self.busy_s / self.wall_s,
         }
 
 
@@ -241,6 +249,7 @@ async def run_independent(base_url: str, env_url: str, model_dir: Path, setup: S
         sum(len(s.response_token_ids or ()) for s in steps),
         sum(len(s.prompt_token_ids or ()) for s in steps),
         sorted(policy.sent, key=lambda s: s.order),
+        sum(s.latency_s for s in policy.sent),
     )
 
 
@@ -326,14 +335,15 @@ async def run_lockstep(base_url: str, env_url: str, model_dir: Path, setup: Setu
     finally:
         await envs.aclose()
         await policy.aclose()
-    return Run("lockstep", wall, episodes, steps, generated, prompt_tokens)
+    busy = sum(s.latency_s for s in policy.sent)
+    return Run("lockstep", wall, episodes, steps, generated, prompt_tokens, busy_s=busy)
 
 
 async def run_raw(base_url: str, sent: list[Sent], setup: Setup) -> Run:
     """The independent run's requests straight to /v1/completions, C×G in flight, no env."""
     sampling = setup.sampling()
     limit = asyncio.Semaphore(setup.concurrent * setup.group_size)
-    generated = 0
+    generated, busy = 0, 0.0
     async with httpx.AsyncClient(
         base_url=base_url,
         timeout=None,
@@ -341,7 +351,7 @@ async def run_raw(base_url: str, sent: list[Sent], setup: Setup) -> Run:
     ) as client:
 
         async def one(s: Sent) -> None:
-            nonlocal generated
+            nonlocal generated, busy
             body = completions_body(
                 "tiny",
                 s.prompt_ids,
@@ -354,14 +364,16 @@ async def run_raw(base_url: str, sent: list[Sent], setup: Setup) -> Run:
             )
             body["min_tokens"] = max(1, s.generated)
             async with limit:
+                t0 = time.perf_counter()
                 reply = await client.post("/v1/completions", json=body)
+                busy += time.perf_counter() - t0
             reply.raise_for_status()
             generated += len(reply.json()["choices"][0].get("token_ids") or ())
 
         t0 = time.perf_counter()
         await asyncio.gather(*(one(s) for s in sent))
         wall = time.perf_counter() - t0
-    return Run("raw", wall, 0, len(sent), generated, sum(len(s.prompt_ids) for s in sent))
+    return Run("raw", wall, 0, len(sent), generated, sum(len(s.prompt_ids) for s in sent), busy_s=busy)
 
 
 def reset_prefix_cache(base_url: str) -> None:
@@ -399,8 +411,10 @@ def measure(setup: Setup, repeats: int, parts: list[str], logs: Path) -> list[di
         ):
             env_url = f"http://127.0.0.1:{port}"
             print(f"vLLM up in {server.startup_s:.1f} s", flush=True)
-            # One unmeasured warm-up (compiles the CPU kernels' shapes, fills the allocator).
-            warm = Setup(1, setup.group_size, 1, min(2, setup.max_turns), setup.max_tokens, seed=99)
+            # Unmeasured warm-up of both loops at the measured batch sizes (other seeds): the
+            # first requests of a fresh server are slower (kernel shapes, allocator).
+            warm = Setup(setup.concurrent, setup.group_size, setup.concurrent, 3, setup.max_tokens, seed=99)
+            asyncio.run(run_lockstep(server.base_url, env_url, model, warm))
             asyncio.run(run_independent(server.base_url, env_url, model, warm))
             for repeat in range(repeats):
                 order = ["lockstep", "independent"] if repeat % 2 == 0 else ["independent", "lockstep"]
@@ -449,6 +463,7 @@ def summary(rows: list[dict[str, Any]], parts: list[str]) -> list[dict[str, Any]
                         "steps_per_s",
                         "generated_tokens_per_s",
                         "tokens_per_s",
+                        "requests_in_flight_mean",
                     )
                 },
             }
@@ -536,7 +551,17 @@ def main(argv: list[str] | None = None) -> None:
     rows = measure(setup, args.repeats, parts, SMOKE_RESULTS / "rollout_logs")
     rows += summary(rows, parts)
     print_rows(rows)
-    path = write_result("rollout_vllm", {**vars(args), "env": ENV_ID}, rows, started=started)
+    lengths = [episode_length(t.slot) for t in setup.tasks()]
+    parameters = {
+        **vars(args),
+        "env": ENV_ID,
+        "model": "build_tiny_model(seed=0, max_position_embeddings=4096): Qwen2, 2 layers, hidden 128, fp32",
+        "sampling": "temperature 1.0, top_p 1.0, seeded per (group, member, turn)",
+        "prompt": "ALFWorld template (history 2), chat template rendered locally, token ids",
+        # Steps each group's episodes last (its task's length, or the turn cap when unsolved).
+        "episode_lengths": [min(n, setup.max_turns) if n else setup.max_turns for n in lengths],
+    }
+    path = write_result("rollout_vllm", parameters, rows, started=started)
     print(f"wrote {path}")
 
 

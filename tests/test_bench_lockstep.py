@@ -109,3 +109,14 @@ def test_lockstep_and_the_engine_play_the_same_steps_with_the_same_seeds(
     assert len(lock_backend.calls) == sum(longest)
     # The engine: one call per group and turn, never two groups in one call.
     assert all(len({member.split(":")[1] for member, _ in call}) == 1 for call in ind_backend.calls)
+
+
+def test_the_equal_turn_bound_counts_the_tail() -> None:
+    # One batch of every group: both loops wait for the longest episode, so no speedup at all.
+    assert rollout_vllm.turn_bound(rollout_vllm.Setup(16, 2, 16, 20, 16)) == 1.0
+    # Lengths 20, 20, 8, 20 (tasks 0-3) on 2 slots: lockstep 20 + 20 turns; independent: task-2
+    # starts at 20 on a free slot, ends at 28, task-3 at 20 ends at 40: no gain either.
+    assert rollout_vllm.turn_bound(rollout_vllm.Setup(4, 2, 2, 20, 16)) == 1.0
+    # Tasks 0-5 (20, 20, 8, 20, 11, 16) on 2 slots: lockstep 20 + 20 + 16 = 56; independent:
+    # task-4 starts at 28 on task-2's slot, task-5 at 39 after it, so the last ends at 55.
+    assert rollout_vllm.turn_bound(rollout_vllm.Setup(6, 2, 2, 20, 16)) == 56 / 55

@@ -422,6 +422,7 @@ def measure(setup: Setup, repeats: int, parts: list[str], logs: Path) -> list[di
                 if "lockstep" not in parts:
                     order = ["independent"]
                 for mode in order:
+                    before = len(rows)
                     reset_prefix_cache(server.base_url)
                     if mode == "lockstep":
                         run = asyncio.run(run_lockstep(server.base_url, env_url, model, setup))
@@ -433,12 +434,12 @@ def measure(setup: Setup, repeats: int, parts: list[str], logs: Path) -> list[di
                             reset_prefix_cache(server.base_url)
                             raw = asyncio.run(run_raw(server.base_url, run.sent, setup))
                             rows.append(raw.row(setup, repeat))
-                    last = rows[-1]
-                    print(
-                        f"repeat {repeat} {last['mode']}: {last['wall_s']:.1f} s, "
-                        f"{last['steps']} steps, {last['generated_tokens']} generated tokens",
-                        flush=True,
-                    )
+                    for row in rows[before:]:
+                        print(
+                            f"repeat {repeat} {row['mode']}: {row['wall_s']:.1f} s, "
+                            f"{row['steps']} steps, {row['generated_tokens']} generated tokens",
+                            flush=True,
+                        )
     return rows
 
 

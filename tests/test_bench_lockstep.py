@@ -1,0 +1,122 @@
+"""The pieces of ``bench/rollout_vllm.py`` that decide what its lockstep comparison measures.
+
+The benchmark itself needs vLLM (its ``--quick`` run is in ``tests/test_bench.py``, vllm-marked);
+these check, with a scripted policy standing in for the model, that the comparison is fair: the
+env's episode lengths depend on the task alone, and the lockstep baseline and envhub's engine play
+the same steps with the same per-request seeds, lockstep sending one batch per turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import envhub
+from envhub.policy.base import Completion, Prompt, SamplingParams
+from envhub.server import ServerSettings
+from envhub.server.testing import RunningServer, serve_in_thread
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+import rollout_vllm  # noqa: E402
+from varlen_env import SOLVED, episode_length  # noqa: E402
+
+
+def play(task: str, action: str, cap: int = 60) -> tuple[int, bool]:
+    env = envhub.make(rollout_vllm.ENV_ID)
+    env.reset(options={"task_id": task})
+    for step in range(1, cap + 1):
+        _, _, terminated, _, info = env.step(action)
+        if terminated:
+            return step, bool(info["won"])
+    return cap, False
+
+
+def test_the_episode_length_is_set_by_the_task_alone() -> None:
+    for i in range(12):
+        expected = episode_length(i)
+        for action in ("look", "go to fridge 1", "<action>take apple 1 from shelf 1</action>"):
+            assert play(f"task-{i}", action) == ((expected, True) if expected else (60, False))
+    lengths = [episode_length(i) for i in range(2000)]
+    solved = [n for n in lengths if n is not None]
+    assert abs(len(solved) / len(lengths) - SOLVED) < 0.05
+    assert min(solved) == 5 and max(solved) == 20  # walkthroughs of 4-10 steps, x(1, 2], rounded up
+
+
+class Recording(rollout_vllm.SeededBackend):
+    """The bench's seeding wrapper, noting each call's prompts (member, turn)."""
+
+    calls: list[list[tuple[str, int]]]
+
+    async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[Completion]:
+        self.calls.append([(str(p.metadata["member"]), int(p.metadata["step_idx"])) for p in prompts])
+        return await super().generate(prompts, sampling)
+
+
+class Scripted:
+    """Answers at once (a stand-in for the model: what is checked is the loops around it)."""
+
+    policy_version = 0
+    accepts_images = False
+
+    async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[Completion]:
+        await asyncio.sleep(0)
+        text = "<think>.</think><action>look</action>"
+        return [Completion(text, [1, 2, 3], [4, 5], [-0.1, -0.2], "length", 0) for _ in prompts]
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.fixture(scope="module")
+def varlen_server() -> Iterator[RunningServer]:
+    with serve_in_thread(ServerSettings(env_id=rollout_vllm.ENV_ID, workers=1)) as running:
+        yield running
+
+
+def test_lockstep_and_the_engine_play_the_same_steps_with_the_same_seeds(
+    varlen_server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[Recording] = []
+
+    def backend(base_url: str, model_dir: Any, setup: rollout_vllm.Setup) -> rollout_vllm.SeededBackend:
+        made.append(Recording(Scripted(), base_seed=setup.seed))  # type: ignore[arg-type]
+        made[-1].calls = []
+        return made[-1]
+
+    monkeypatch.setattr(rollout_vllm, "backend", backend)
+    setup = rollout_vllm.Setup(groups=6, group_size=2, concurrent=3, max_turns=12, max_tokens=8)
+    lock = asyncio.run(rollout_vllm.run_lockstep("", varlen_server.base_url, Path("."), setup))
+    ind = asyncio.run(rollout_vllm.run_independent("", varlen_server.base_url, Path("."), setup))
+    cap = setup.max_turns
+    expected = sum(setup.group_size * min(episode_length(g) or cap, cap) for g in range(setup.groups))
+    assert lock.steps == ind.steps == expected
+    assert lock.episodes == ind.episodes == 12
+    assert lock.generated == ind.generated == 2 * expected
+    lock_backend, ind_backend = made
+    # The same (group, member, turn) seeds, whichever loop sent them.
+    assert sorted(s.seed for s in lock_backend.sent) == sorted(s.seed for s in ind.sent)
+    assert len({s.seed for s in ind.sent}) == expected
+    # Lockstep: one call per turn with every live member of the batch of 3 groups.
+    first = lock_backend.calls[0]
+    assert {member.split(":")[1] for member, _ in first} == {"0", "1", "2"} and len(first) == 6
+    longest = [max(min(episode_length(g) or cap, cap) for g in b) for b in ((0, 1, 2), (3, 4, 5))]
+    assert len(lock_backend.calls) == sum(longest)
+    # The engine: one call per group and turn, never two groups in one call.
+    assert all(len({member.split(":")[1] for member, _ in call}) == 1 for call in ind_backend.calls)
+
+
+def test_the_equal_turn_bound_counts_the_tail() -> None:
+    # One batch of every group: both loops wait for the longest episode, so no speedup at all.
+    assert rollout_vllm.turn_bound(rollout_vllm.Setup(16, 2, 16, 20, 16)) == 1.0
+    # Lengths 20, 20, 8, 20 (tasks 0-3) on 2 slots: lockstep 20 + 20 turns; independent: task-2
+    # starts at 20 on a free slot, ends at 28, task-3 at 20 ends at 40: no gain either.
+    assert rollout_vllm.turn_bound(rollout_vllm.Setup(4, 2, 2, 20, 16)) == 1.0
+    # Tasks 0-5 (20, 20, 8, 20, 11, 16) on 2 slots: lockstep 20 + 20 + 16 = 56; independent:
+    # task-4 starts at 28 on task-2's slot, task-5 at 39 after it, so the last ends at 55.
+    assert rollout_vllm.turn_bound(rollout_vllm.Setup(6, 2, 2, 20, 16)) == 56 / 55

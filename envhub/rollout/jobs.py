@@ -20,7 +20,7 @@ import httpx
 from pydantic import ValidationError
 
 from envhub.core.errors import ConfigurationError, EnvhubError, PolicyUnavailableError
-from envhub.core.wire import POLICY_API_KEY_ENV, PolicyEndpoint, RolloutRequest
+from envhub.core.wire import POLICY_API_KEY_ENV, PolicyEndpoint, RolloutRequest, redact
 from envhub.policy.base import PolicyBackend
 from envhub.rollout.engine import SequenceBuilderLike
 
@@ -77,6 +77,7 @@ class InvalidJobError(JobRejectedError):
         loc, msg, given = (
             (errors[0]["loc"], errors[0]["msg"], errors[0].get("input")) if errors else ((), "", None)
         )
+        given = redact(given)  # a refused policy section still holds its key
         where = ".".join(str(p) for p in loc) or "request"
         if flags:
             where = "--" + where.split(".")[-1].replace("_", "-")

@@ -145,3 +145,11 @@ def test_the_cli_refuses_an_env_its_env_servers_do_not_serve(
     )  # fmt: skip
     assert done.returncode == 2, (done.stdout[-1000:], done.stderr[-2000:])
     assert "ENV_NOT_SERVED" in done.stderr and not out.exists()
+
+
+def test_a_refused_request_does_not_echo_its_keys(env_server: RunningServer, client: TestClient) -> None:
+    body = job(env_server, policy={"base_url": "http://127.0.0.1:9/v1", "api_key": "sk-SVC-SECRET"})
+    body["env_token"] = "ENV-SVC-SECRET"
+    reply = client.post("/v1/rollouts", json=body)
+    assert reply.status_code == 422 and reply.json()["code"] == "VALIDATION_ERROR"
+    assert "sk-SVC-SECRET" not in reply.text and "ENV-SVC-SECRET" not in reply.text

@@ -373,7 +373,7 @@ def rollout_command(
     from envhub.core.errors import ConfigurationError, error_from_wire
     from envhub.rollout.driver import play
     from envhub.rollout.engine import EngineEvent, GroupTask, JobAborted
-    from envhub.rollout.jobs import CountBeyondSplitError, check_job, check_policy, load_request
+    from envhub.rollout.jobs import CountBeyondSplitError, check_envs, check_job, check_policy, load_request
     from envhub.rollout.queue.base import GroupWriter
 
     if on_failure is not None and on_failure not in ("retry", "drop"):
@@ -422,6 +422,8 @@ def rollout_command(
         _rollout_on_service(service_url, token=token, request=request)
         return
     asyncio.run(check_policy(request.policy))  # a down endpoint or an unserved model: one line, first
+    if request.env_urls:  # the env the servers serve, and an --env they do not serve refused
+        request = request.model_copy(update={"env_id": asyncio.run(check_envs(request))})
     sink: GroupWriter
     out_existed = out.exists()
     where = str(out)
@@ -498,10 +500,7 @@ def _rollout_on_service(url: str, *, token: str | None, request: Any) -> None:
     from envhub.core.errors import error_from_wire
     from envhub.rollout.jobs import check_job
 
-    if request.env_id is not None and "/" not in request.env_id:
-        # A family name ("timeseries") is for in-process envs; the service checks what its servers serve.
-        request = request.model_copy(update={"env_id": None})
-    check_job(request, remote=True)
+    check_job(request, remote=True)  # the service checks env_id (any catalogue name) against its servers
     with RolloutClient(url, token=token) as client:
         job_id = client.submit(request).job_id
         with Progress(

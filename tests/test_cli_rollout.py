@@ -99,3 +99,19 @@ def test_a_job_without_policy_or_tasks_is_refused(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, ["rollout", "--config", str(path), "-o", str(tmp_path / "g.jsonl")])
         assert result.exit_code != 0
         assert "required for a rollout job" in str(result.exception)
+
+
+def test_a_refused_job_does_not_echo_the_policy_key(tmp_path: Path) -> None:
+    from envhub.rollout.jobs import InvalidJobError
+
+    with pytest.raises(InvalidJobError) as caught:
+        load_request(
+            None,
+            [
+                "env_id=timeseries",
+                "count=1",
+                "policy.base_url=http://127.0.0.1:9/v1",
+                "policy.api_key=sk-SECRET-42",
+            ],
+        )
+    assert "policy" in str(caught.value) and "sk-SECRET-42" not in str(caught.value)

@@ -49,6 +49,7 @@ __all__ = [
     "MAX_BATCH_ITEMS",
     "MAX_GROUP_SIZE",
     "POLICY_API_KEY_ENV",
+    "SECRET_FIELDS",
     "STREAM_PATTERN",
     "BatchResetItem",
     "BatchResetResponse",
@@ -93,6 +94,7 @@ __all__ = [
     "WorkerInfo",
     "WorkerList",
     "json_default",
+    "redact",
 ]
 
 #: Most items one batch request may carry (bigger batches: split them).
@@ -607,6 +609,18 @@ STREAM_PATTERN = r"^[A-Za-z0-9_.:-]{1,200}$"
 
 #: Where a resumed job's policy key comes from (keys are never written to the journal).
 POLICY_API_KEY_ENV = "ENVHUB_POLICY_API_KEY"
+
+#: Fields of a rollout request that hold credentials (never echoed in an error or a log).
+SECRET_FIELDS = frozenset({"api_key", "env_token"})
+
+
+def redact(value: Any) -> Any:
+    """``value`` with every :data:`SECRET_FIELDS` entry of its mappings (at any depth) masked."""
+    if isinstance(value, dict):
+        return {k: "***" if k in SECRET_FIELDS and v is not None else redact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    return value
 
 
 class ContextConfig(_Request):

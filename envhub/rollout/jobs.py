@@ -20,7 +20,7 @@ import httpx
 from pydantic import ValidationError
 
 from envhub.core.errors import ConfigurationError, EnvhubError, PolicyUnavailableError
-from envhub.core.wire import POLICY_API_KEY_ENV, PolicyEndpoint, RolloutRequest
+from envhub.core.wire import POLICY_API_KEY_ENV, PolicyEndpoint, RolloutRequest, redact
 from envhub.policy.base import PolicyBackend
 from envhub.rollout.engine import SequenceBuilderLike
 
@@ -34,6 +34,7 @@ __all__ = [
     "UrlNotAllowedError",
     "api_key",
     "build_backend",
+    "catalogue_ids",
     "check_envs",
     "check_job",
     "check_policy",
@@ -77,6 +78,7 @@ class InvalidJobError(JobRejectedError):
         loc, msg, given = (
             (errors[0]["loc"], errors[0]["msg"], errors[0].get("input")) if errors else ((), "", None)
         )
+        given = redact(given)  # a refused policy section still holds its key
         where = ".".join(str(p) for p in loc) or "request"
         if flags:
             where = "--" + where.split(".")[-1].replace("_", "-")
@@ -328,6 +330,22 @@ async def check_policy(policy: PolicyEndpoint | str | None, *, timeout_s: float 
         )
 
 
+def catalogue_ids(name: str) -> set[str]:
+    """``name`` and the ids of every catalogue env it designates (an id, a short id, a family).
+
+    A name holding ``:`` (an import path) is never resolved: it stands for itself only.
+    """
+    if ":" in name:
+        return {name}
+    from envhub.core.errors import UnknownEnvError
+    from envhub.envs.registry import resolve_all
+
+    try:
+        return {name, *(spec.id for spec in resolve_all(name))}
+    except UnknownEnvError:
+        return {name}
+
+
 async def check_envs(request: RolloutRequest) -> str:
     """Check the request against what its first env server serves; returns the env id.
 
@@ -341,7 +359,7 @@ async def check_envs(request: RolloutRequest) -> str:
 
     async with AsyncEnvClient(request.env_urls[0], token=request.env_token) as client:
         served = (await client.ready()).env_id
-        if request.env_id is not None and request.env_id != served:
+        if request.env_id is not None and served not in catalogue_ids(request.env_id):
             raise EnvNotServedError(
                 f"The env servers at {request.env_urls[0]} serve {served!r}, not {request.env_id!r}; set "
                 f"env_id to {served!r} (or leave it out) or point env_urls at servers of {request.env_id!r}.",

@@ -29,6 +29,7 @@ from envhub.core.errors import (
     RouteNotFoundError,
     UnauthorizedError,
 )
+from envhub.core.wire import redact
 
 __all__ = ["as_envhub_error", "error_response", "handle_error", "install_error_handler"]
 
@@ -41,7 +42,9 @@ def as_envhub_error(exc: Exception, *, path: str = "", method: str = "") -> Envh
         return exc
     if isinstance(exc, FastAPIValidationError):
         # The raw input and exception objects in ctx are not JSON; the encoder makes them text.
-        return RequestValidationError(jsonable_encoder(exc.errors(), custom_encoder={Exception: str}))
+        # Credentials a refused body carries (a policy's api_key, an env_token) are masked.
+        errors = [{**e, "input": redact(e["input"])} if "input" in e else e for e in exc.errors()]
+        return RequestValidationError(jsonable_encoder(errors, custom_encoder={Exception: str}))
     if isinstance(exc, StarletteHTTPException):
         if exc.status_code in (404, 405):
             return RouteNotFoundError(path=path, method=method, status_code=exc.status_code)

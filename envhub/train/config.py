@@ -30,7 +30,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError
-from envhub.core.wire import RolloutRequest
+from envhub.core.wire import RolloutRequest, redact
 from envhub.rollout.jobs import set_path
 from envhub.train.loss import KLKind
 
@@ -148,7 +148,8 @@ class ModelConfig(_Strict):
 
 
 #: Flat keys older recipes and ``--set rollout.<key>`` use, and the request field each one sets
-#: (``temperature: 0.7`` is ``sampling: {temperature: 0.7}``); a shorthand wins over the nested form.
+#: (``temperature: 0.7`` is ``sampling: {temperature: 0.7}``). A shorthand and its nested field
+#: in one document must agree; a later layer (an override over the recipe) wins in either form.
 ROLLOUT_SHORTHANDS: dict[str, tuple[str, str | None]] = {
     "temperature": ("sampling", "temperature"),
     "top_p": ("sampling", "top_p"),
@@ -159,6 +160,34 @@ ROLLOUT_SHORTHANDS: dict[str, tuple[str, str | None]] = {
     "envs": ("env_urls", None),
     "queue_stream": ("stream", None),
 }
+
+
+def nest_shorthands(section: dict[str, Any]) -> dict[str, Any]:
+    """The ``rollout:`` section with its :data:`ROLLOUT_SHORTHANDS` moved to their nested fields.
+
+    Raises:
+        ValueError: a shorthand and its nested field both given, with different values.
+    """
+    data = dict(section)
+    for key, (section_name, field) in ROLLOUT_SHORTHANDS.items():
+        if key not in data:
+            continue
+        value = data.pop(key)
+        nested = section_name if field is None else f"{section_name}.{field}"
+        if field is None:
+            if section_name in data and data[section_name] != value:
+                raise ValueError(f"rollout.{key} is a shorthand of rollout.{nested}; give one of them")
+            data[section_name] = value
+            continue
+        target = data.get(section_name)
+        if isinstance(target, BaseModel):
+            target = target.model_dump()
+        target = dict(target) if isinstance(target, dict) else {}
+        if field in target and target[field] != value:
+            raise ValueError(f"rollout.{key} is a shorthand of rollout.{nested}; give one of them")
+        data[section_name] = {**target, field: value}
+    return data
+
 
 #: Where the trainer's defaults differ from a service job's (each still declared once, on the request).
 _TRAINER_DEFAULTS: dict[str, Any] = {"split": "train", "max_concurrent_groups": 64}
@@ -217,18 +246,7 @@ class RolloutSettings(RolloutRequest):
     def _shorthands(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        data = dict(data)
-        for key, (section, field) in ROLLOUT_SHORTHANDS.items():
-            if key not in data:
-                continue
-            value = data.pop(key)
-            if field is None:
-                data[section] = value
-                continue
-            target = data.get(section)
-            if isinstance(target, BaseModel):
-                target = target.model_dump()
-            data[section] = {**(target if isinstance(target, dict) else {}), field: value}
+        data = nest_shorthands(data)
         for key, value in _TRAINER_DEFAULTS.items():
             data.setdefault(key, value)
         sampling = data.get("sampling")
@@ -242,6 +260,14 @@ class RolloutSettings(RolloutRequest):
 
     @model_validator(mode="after")
     def _endpoints(self) -> RolloutSettings:
+        # The trainer's credentials come from the environment only (TrainerCredentials): a token
+        # here would be ignored and written in clear to the run's config.json.
+        if self.env_token is not None:
+            raise ValueError("rollout.env_token: a recipe carries no secrets; set ENVHUB_ENV_TOKEN instead")
+        if isinstance(self.policy, BaseModel) and self.policy.api_key is not None:
+            raise ValueError(
+                "rollout.policy.api_key: a recipe carries no secrets; set ENVHUB_POLICY_API_KEY instead"
+            )
         if isinstance(self.policy, str):
             raise ValueError("policy: the trainer plays its own model; a scripted policy has no weights")
         if self.generation == "openai" and not self.policy_url:
@@ -479,13 +505,30 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
         if not isinstance(loaded, dict):
             raise ConfigurationError(f"Recipe {str(file)!r} must be a YAML mapping.", path=str(file))
         data = loaded
+    rollout = data.get("rollout")
+    if isinstance(rollout, dict):
+        # The recipe's shorthands become nested fields first, so an override (the later layer)
+        # wins whichever form either of them uses.
+        try:
+            data["rollout"] = nest_shorthands(rollout)
+        except ValueError as exc:
+            raise ConfigurationError(f"Invalid recipe {str(path)!r}:\n  {exc}", path=str(path)) from None
     for key, value in (overrides or {}).items():
         if value is not None:
-            set_path(data, key, value)
+            set_path(data, _nested_key(key), value)
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigurationError(_explain(exc, path), errors=_error_list(exc)) from None
+
+
+def _nested_key(dotted: str) -> str:
+    """``rollout.temperature`` -> ``rollout.sampling.temperature`` (other keys unchanged)."""
+    head, _, key = dotted.partition(".")
+    if head != "rollout" or key not in ROLLOUT_SHORTHANDS:
+        return dotted
+    section, field = ROLLOUT_SHORTHANDS[key]
+    return f"rollout.{section}" if field is None else f"rollout.{section}.{field}"
 
 
 def _error_list(exc: ValidationError) -> list[dict[str, str]]:
@@ -504,5 +547,5 @@ def _explain(exc: ValidationError, path: str | Path | None) -> str:
         elif e["type"] == "missing":
             lines.append(f"  {key}: required (set it in the recipe or on the command line)")
         else:
-            lines.append(f"  {key}: {e['msg']} (got {e.get('input')!r})")
+            lines.append(f"  {key}: {e['msg']} (got {redact(e.get('input'))!r})")
     return f"Invalid {where}:\n" + "\n".join(lines)

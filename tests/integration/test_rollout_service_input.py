@@ -117,3 +117,39 @@ def test_a_served_model_and_valid_request_are_accepted(
 ) -> None:
     reply = client.post("/v1/rollouts", json=job(env_server))
     assert reply.status_code == 201, reply.text
+
+
+@pytest.mark.parametrize("name", ["timeseries", "TimeSeries-v0", "envhub/TimeSeries-v0"])
+def test_env_id_takes_every_catalogue_name_of_the_served_env(
+    env_server: RunningServer, client: TestClient, name: str
+) -> None:
+    # The same names `envhub rollout --env` and the trainer's `env:` take; the CLI used to drop a
+    # name without '/' before submitting (so a wrong one went through), the service refused it.
+    assert refused(client, job(env_server, env_id="webshop")) == "ENV_NOT_SERVED"
+    reply = client.post("/v1/rollouts", json=job(env_server, env_id=name))
+    assert reply.status_code == 201, reply.text
+
+
+def test_the_cli_refuses_an_env_its_env_servers_do_not_serve(
+    env_server: RunningServer, tmp_path: Any
+) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "groups.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "envhub.cli", "rollout", "--env", "sokoban", "--env-url", env_server.base_url,
+         "--count", "1", "--split", "test", "--group-size", "1", "--max-steps", "2",
+         "--env-kwarg", "images=false", "--policy", f"scripted:{SCRIPTED['heuristic']}", "-o", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, (done.stdout[-1000:], done.stderr[-2000:])
+    assert "ENV_NOT_SERVED" in done.stderr and not out.exists()
+
+
+def test_a_refused_request_does_not_echo_its_keys(env_server: RunningServer, client: TestClient) -> None:
+    body = job(env_server, policy={"base_url": "http://127.0.0.1:9/v1", "api_key": "sk-SVC-SECRET"})
+    body["env_token"] = "ENV-SVC-SECRET"
+    reply = client.post("/v1/rollouts", json=body)
+    assert reply.status_code == 422 and reply.json()["code"] == "VALIDATION_ERROR"
+    assert "sk-SVC-SECRET" not in reply.text and "ENV-SVC-SECRET" not in reply.text

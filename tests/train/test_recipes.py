@@ -143,3 +143,63 @@ def test_flat_rollout_keys_are_shorthands_of_the_request_fields(tmp_path: Path) 
         load_config(
             None, overrides={"env": "timeseries", "model.path": str(tmp_path), "rollout.policy": "scripted:x"}
         )
+
+
+def test_a_command_line_override_beats_a_recipe_s_flat_shorthand(tmp_path: Path) -> None:
+    # A recipe in the old flat shape, a nested override on the command line: the override is the
+    # later layer and must win (it used to be dropped silently: the recipe's shorthand won).
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        "env: timeseries\nrollout:\n  temperature: 0.7\n  envs: ['http://127.0.0.1:8000']\n", encoding="utf-8"
+    )
+    config = load_config(
+        recipe,
+        overrides={
+            "model.path": str(tmp_path),
+            "rollout.sampling.temperature": 0.3,
+            "rollout.env_urls": ["http://127.0.0.1:9000"],
+        },
+    )
+    assert config.rollout.sampling.temperature == 0.3
+    assert config.rollout.env_urls == ["http://127.0.0.1:9000"]
+    # A flat override over a nested recipe wins too.
+    recipe.write_text("env: timeseries\nrollout:\n  sampling: {temperature: 0.7}\n", encoding="utf-8")
+    config = load_config(recipe, overrides={"model.path": str(tmp_path), "rollout.temperature": 0.2})
+    assert config.rollout.sampling.temperature == 0.2
+
+
+def test_a_shorthand_and_its_nested_field_that_disagree_in_one_recipe_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="temperature"):
+        load_config(
+            None,
+            overrides={
+                "env": "timeseries",
+                "model.path": str(tmp_path),
+                "rollout": {"temperature": 0.7, "sampling": {"temperature": 0.9}},
+            },
+        )
+    # The same value twice is not a conflict.
+    config = load_config(
+        None,
+        overrides={
+            "env": "timeseries",
+            "model.path": str(tmp_path),
+            "rollout": {"envs": ["http://a:1"], "env_urls": ["http://a:1"]},
+        },
+    )
+    assert config.rollout.env_urls == ["http://a:1"]
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        {"env_token": "ENV-SECRET-1"},
+        {"policy": {"base_url": "http://127.0.0.1:8001/v1", "model": "m", "api_key": "ENV-SECRET-1"}},
+    ],
+)
+def test_a_recipe_may_not_carry_secrets(section: dict[str, Any], tmp_path: Path) -> None:
+    # The trainer takes its tokens from ENVHUB_ENV_TOKEN / ENVHUB_POLICY_API_KEY only; a token in
+    # the recipe was ignored and env_token was written in clear to the run's config.json.
+    with pytest.raises(ConfigurationError, match="ENVHUB_") as caught:
+        load_config(None, overrides={"env": "timeseries", "model.path": str(tmp_path), "rollout": section})
+    assert "ENV-SECRET-1" not in str(caught.value)

@@ -90,6 +90,15 @@ class EngineConfig(BaseModel):
     )
     max_attempts: int = Field(default=2, ge=1, le=10, description="Attempts per group, the first included.")
     trajectory_mode: bool = Field(default=False, description="Also build trajectory-mode token sequences.")
+    seed_each_step: bool = Field(
+        default=False,
+        description="With sampling.seed set, each group's step s is sampled with a seed drawn from "
+        "(sampling.seed, the group's reset seed, s): a run of groups is reproducible without every "
+        "step repeating one seed's draws. Off: every generate call takes sampling.seed as it is.",
+    )
+
+
+_U64 = 0xFFFF_FFFF_FFFF_FFFF
 
 
 @dataclass(frozen=True)
@@ -536,6 +545,19 @@ class RolloutEngine:
             attempt=attempt,
         )
 
+    def _sampling(self, task: GroupTask, step_idx: int) -> SamplingParams:
+        """The sampling of one group step (its own seed under ``seed_each_step``)."""
+        sampling = self.config.sampling
+        if not self.config.seed_each_step or sampling.seed is None:
+            return sampling
+        import dataclasses
+
+        import numpy as np
+
+        entropy = [sampling.seed & _U64, task.seed & _U64, step_idx]
+        seed = int(np.random.SeedSequence(entropy).generate_state(1)[0])
+        return dataclasses.replace(sampling, seed=seed)
+
     async def _step(
         self, task: GroupTask, attempt: int, group: OpenGroup, live: list[_Member], step_idx: int
     ) -> None:
@@ -560,7 +582,7 @@ class RolloutEngine:
                     for m, v in zip(live, views, strict=True)
                 ]
                 t0 = time.perf_counter()
-                completions = await self.backend.generate(prompts, self.config.sampling)
+                completions = await self.backend.generate(prompts, self._sampling(task, step_idx))
                 t1 = time.perf_counter()
                 projections = [m.ctx.project(c.text) for m, c in zip(live, completions, strict=True)]
                 items = [

@@ -198,9 +198,20 @@ class RolloutSettings(_Strict):
         "hash of its path (stable across restarts, different for two runs).",
     )
     max_batch: int = Field(default=64, ge=1, description="In-process generation: sequences per forward pass.")
+    sampling_seed: int | None = Field(
+        default=None,
+        ge=0,
+        description="Seed the training rollouts' sampling: each group's step is drawn with a seed from "
+        "(this, the group's reset seed, the step), so a run (and a resumed one) samples the same "
+        "episodes again. None: unseeded draws. Not with rollout_service.",
+    )
 
     @model_validator(mode="after")
     def _endpoints(self) -> RolloutSettings:
+        if self.sampling_seed is not None and self.rollout_service:
+            raise ValueError(
+                "sampling_seed seeds the trainer's own rollouts; a rollout_service samples unseeded."
+            )
         if self.generation == "openai" and not self.policy_url:
             raise ValueError("generation='openai' needs policy_url (the vLLM server's base URL).")
         if self.rollout_service and not self.queue.startswith(("redis://", "rediss://")):

@@ -180,6 +180,7 @@ def _engine_config(settings: RolloutSettings, sampling: SamplingParams, group_si
         split=settings.split,
         env_kwargs=settings.env_kwargs,
         on_failure="retry",
+        seed_each_step=settings.sampling_seed is not None,
     )
 
 

@@ -304,6 +304,7 @@ class Trainer:
             top_p=config.rollout.top_p,
             top_k=config.rollout.top_k,
             max_tokens=config.rollout.max_tokens,
+            seed=config.rollout.sampling_seed,
         )
         self._tis = config.loss.tis_threshold
         if self._tis is None and config.max_staleness > 0 and config.loss.old_logprobs == "recompute":
@@ -416,7 +417,11 @@ class Trainer:
         if path is None:
             return
         self.state = load_checkpoint(
-            path, model=self.model, optimizer=self.learner.optimizer, scheduler=self.learner.scheduler
+            path,
+            model=self.model,
+            optimizer=self.learner.optimizer,
+            scheduler=self.learner.scheduler,
+            shuffle=self.learner.shuffle_generator,
         )
 
     async def _task_ids(self, split: str) -> list[str]:
@@ -735,6 +740,7 @@ class Trainer:
             state=self.state,
             tokenizer_dir=self.config.model.path,
             keep=self.config.output.keep_checkpoints,
+            shuffle=self.learner.shuffle_generator,
         )
 
     async def _validate(self, source: RolloutSource) -> dict[str, float]:

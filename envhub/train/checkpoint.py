@@ -162,7 +162,7 @@ def _load_adapter(path: Path, model: Any) -> None:
             f"Checkpoint {path} holds full weights, not a LoRA adapter ({ADAPTER_WEIGHTS}), but this run "
             "trains model.lora: resume it without model.lora, or start a new run directory."
         )
-    result = set_peft_model_state_dict(model, load_file(str(path / ADAPTER_WEIGHTS)))
+    result: Any = set_peft_model_state_dict(model, load_file(str(path / ADAPTER_WEIGHTS)))
     missing = [k for k in result.missing_keys if "lora_" in k]
     unexpected = list(result.unexpected_keys)
     if missing or unexpected:

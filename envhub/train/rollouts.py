@@ -402,7 +402,7 @@ def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: in
     from envhub.policy.transformers_backend import TransformersBackend
 
     def make(model: Any, version: int) -> PolicyBackend:
-        frozen = copy.deepcopy(_unwrap(model)).eval()
+        frozen = _plain_copy(model).eval()
         for p in frozen.parameters():
             p.requires_grad_(False)
         return TransformersBackend(
@@ -412,12 +412,13 @@ def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: in
     return make
 
 
-def _unwrap(model: Any) -> Any:
-    """The plain HF model under DDP / peft wrappers (peft adapters merged into a copy)."""
-    inner = getattr(model, "module", model)
-    if hasattr(inner, "merge_and_unload"):
-        return copy.deepcopy(inner).merge_and_unload()
-    return inner
+def _plain_copy(model: Any) -> Any:
+    """A copy of the plain HF model under DDP / peft wrappers (peft adapters merged into it).
+
+    One copy: a peft model is copied once and merged in place (not copied again after merging).
+    """
+    copied = copy.deepcopy(getattr(model, "module", model))
+    return copied.merge_and_unload() if hasattr(copied, "merge_and_unload") else copied
 
 
 def new_run_id() -> str:

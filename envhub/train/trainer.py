@@ -410,7 +410,11 @@ class Trainer:
         if path is None:
             return
         self.state = load_checkpoint(
-            path, model=self.model, optimizer=self.learner.optimizer, scheduler=self.learner.scheduler
+            path,
+            model=self.model,
+            optimizer=self.learner.optimizer,
+            scheduler=self.learner.scheduler,
+            shuffle=self.learner.shuffle_generator,
         )
 
     async def _training_task_ids(self) -> list[str]:
@@ -737,6 +741,7 @@ class Trainer:
             state=self.state,
             tokenizer_dir=self.config.model.path,
             keep=self.config.output.keep_checkpoints,
+            shuffle=self.learner.shuffle_generator,
         )
 
     async def _validate(self, source: RolloutSource) -> dict[str, float]:

@@ -137,3 +137,28 @@ def test_flat_rollout_keys_are_shorthands_of_the_request_fields(tmp_path: Path) 
         load_config(
             None, overrides={"env": "timeseries", "model.path": str(tmp_path), "rollout.policy": "scripted:x"}
         )
+
+
+def test_sampling_seed_is_the_request_s_sampling_seed_drawn_afresh_each_step(tmp_path: Path) -> None:
+    base = {"env": "timeseries", "model.path": str(tmp_path)}
+    rollout = load_config(None, overrides={**base, "rollout.sampling_seed": 11}).rollout
+    assert (rollout.sampling.seed, rollout.seed_each_step) == (11, True)
+    assert "sampling_seed" not in rollout.model_dump()  # one declaration: the request's fields
+    # A rollout service plays the same request, so it takes the key too (it was refused before).
+    served = load_config(
+        None,
+        overrides={
+            **base,
+            "rollout.sampling_seed": 11,
+            "rollout.rollout_service": "http://127.0.0.1:8002",
+            "rollout.queue": "redis://127.0.0.1:6379/0",
+            "rollout.policy_url": "http://127.0.0.1:8001/v1",
+            "rollout.generation": "openai",
+        },
+    ).rollout
+    job = served.job()
+    assert (job.sampling.seed, job.seed_each_step) == (11, True)
+    with pytest.raises(ConfigurationError, match="sampling_seed: an integer >= 0"):
+        load_config(None, overrides={**base, "rollout.sampling_seed": -1})
+    with pytest.raises(ConfigurationError, match=r"set sampling\.seed"):
+        load_config(None, overrides={**base, "rollout.seed_each_step": True})

@@ -198,6 +198,14 @@ class RolloutSettings(_Strict):
         "hash of its path (stable across restarts, different for two runs).",
     )
     max_batch: int = Field(default=64, ge=1, description="In-process generation: sequences per forward pass.")
+    trajectory_mode: bool = Field(
+        default=False,
+        description="Train on one token sequence per episode (Search-R1 style: the first prompt, then the "
+        "model's turns with the env's observation tokens between them, masked out of the loss) instead "
+        "of one row per step. GRPO gives each episode one advantage; GiGPO and HGPO give each turn's "
+        "tokens that step's advantage (envhub.train.trajectory_rows). The rollout layer's "
+        "trajectory_mode, passed on to it.",
+    )
 
     @model_validator(mode="after")
     def _endpoints(self) -> RolloutSettings:

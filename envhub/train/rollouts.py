@@ -24,14 +24,14 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from envhub.core.errors import ConfigurationError, EnvhubError
 from envhub.policy.base import PolicyBackend, SamplingParams
 from envhub.rollout.context import ContextConfig
-from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine
+from envhub.rollout.engine import EngineConfig, GroupTask, RolloutEngine, SequenceBuilderLike
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.jobs import RolloutRequest
 from envhub.rollout.queue.base import GroupQueue
@@ -180,6 +180,7 @@ def _engine_config(settings: RolloutSettings, sampling: SamplingParams, group_si
         split=settings.split,
         env_kwargs=settings.env_kwargs,
         on_failure="retry",
+        trajectory_mode=settings.trajectory_mode,
     )
 
 
@@ -195,6 +196,8 @@ class EngineRollouts:
         served: the served policy's backend (OpenAI-compatible), when not in process.
         weight_sync: pushes weights into the served policy (``envhub.train.weight_sync``).
         run_id: prefix of the group ids.
+        sequence_builder: ``factory(uid, traj_id)`` of trajectory-mode builders (needed with
+            ``settings.trajectory_mode``; :class:`~envhub.rollout.sequences.SequenceBuilder`).
     """
 
     def __init__(
@@ -207,9 +210,11 @@ class EngineRollouts:
         served: PolicyBackend | None = None,
         weight_sync: Any | None = None,
         run_id: str = "run",
+        sequence_builder: Callable[[str, str], SequenceBuilderLike] | None = None,
     ) -> None:
         if (backend_factory is None) == (served is None):
             raise ConfigurationError("EngineRollouts needs exactly one of backend_factory or served.")
+        self._builder = sequence_builder
         self.envs, self.queue, self.settings = envs, queue, settings
         self._factory = backend_factory
         self._served = served
@@ -237,6 +242,7 @@ class EngineRollouts:
             config=_engine_config(self.settings, sampling, group_size or self.settings.group_size),
             queue=queue or self.queue,
             job_id=f"{self._run_id}-v{version}",
+            sequence_builder=self._builder,
         )
         async with self._idle:
             self._live[version] = self._live.get(version, 0) + len(tasks)
@@ -401,6 +407,7 @@ class ServiceRollouts:
             },
             "max_concurrent_groups": self.settings.max_concurrent_groups,
             "seed": tasks[0].seed if tasks else 0,
+            "trajectory_mode": self.settings.trajectory_mode,
             "stream": self.stream,
             "run": self.run,
             "env_token": self._env_token,

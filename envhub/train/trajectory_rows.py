@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from envhub.algos import AdvantageConfig, compute_advantages
+from envhub.algos import AdvantageConfig, GRPOConfig, compute_advantages
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, StepBatch, TokenSequence, Trajectory
 from envhub.train.rows import Overlong, RowBatch
@@ -54,6 +54,8 @@ class BuiltSequences:
         truncated: sequences over a limit, cut to it (``truncate``/``penalise``).
         untokenized: trajectories without a token sequence (not trained on; still in the groups).
         segments: sequences beyond one per episode (chat templates that rewrote history).
+        env_tokens: tokens of the rows after the first prompt that are out of the loss (the env's
+            observations and the chat template's turn headers).
     """
 
     rows: RowBatch
@@ -66,6 +68,7 @@ class BuiltSequences:
     truncated: int = 0
     untokenized: int = 0
     segments: int = 0
+    env_tokens: int = 0
 
 
 def turn_spans(sequence: TokenSequence) -> list[tuple[int, int]]:
@@ -148,13 +151,19 @@ def build_sequence_rows(
         reward = steps.reward.copy()
         np.subtract.at(reward, penalised, overlong_penalty)
         steps = dataclasses.replace(steps, reward=reward)
+    if not chosen and dropped_long:
+        raise ConfigurationError(
+            f"All {dropped_long} token sequences are over rollout.max_prompt_tokens or "
+            "rollout.max_response_tokens (in trajectory mode the response is the whole episode after "
+            "the first prompt); raise the limits or set rollout.overlong: truncate.",
+            dropped_long=dropped_long,
+        )
     if not chosen:
         raise ConfigurationError(
             "No trajectory of these groups carries a token sequence, so there is nothing to train on in "
             "trajectory mode. Play the rollouts with trajectory_mode on and a model backend (in-process "
             "transformers or vLLM with the model's tokenizer), or set rollout.trajectory_mode: false.",
             trajectories=len(trajectories),
-            dropped_long=dropped_long,
         )
     episodes, invalid = _episodes(steps, [t for _, t in trajectories])
     rows, token_step, row_episode = _pack(chosen, step_row, pad_token_id)
@@ -169,6 +178,7 @@ def build_sequence_rows(
         truncated=truncated,
         untokenized=untokenized,
         segments=segments,
+        env_tokens=sum(end - seq.prompt_length for _, _, seq, _, end in chosen) - rows.tokens,
     )
 
 
@@ -179,7 +189,9 @@ def _episodes(steps: StepBatch, trajectories: Sequence[Trajectory]) -> tuple[Ste
     index = {traj_id: k for k, traj_id in enumerate(ids)}
     rows = np.fromiter((index[str(t)] for t in steps.traj_id.tolist()), np.int64, len(steps))
     returns = np.bincount(rows, weights=steps.reward, minlength=len(ids))
-    invalid = np.bincount(rows, weights=(~steps.is_action_valid).astype(np.float64), minlength=len(ids)).astype(np.int64)
+    invalid = np.bincount(
+        rows, weights=(~steps.is_action_valid).astype(np.float64), minlength=len(ids)
+    ).astype(np.int64)
     batch = StepBatch.from_columns(
         uid=uids,
         traj_id=ids,
@@ -258,11 +270,11 @@ def sequence_advantages(built: BuiltSequences, algo: str, config: AdvantageConfi
     each turn's tokens that turn's step advantage.
     """
     mask = built.rows.response_mask
-    if algo == "grpo":
-        penalty = float(getattr(config, "invalid_penalty", 0.0))
-        score = built.episodes.reward - penalty * built.invalid_steps
+    if algo == "grpo" and isinstance(config, GRPOConfig):
+        score = built.episodes.reward - config.invalid_penalty * built.invalid_steps
         episodes = dataclasses.replace(built.episodes, reward=score)
-        one = dataclasses.replace(config, invalid_penalty=0.0, per_trajectory=False)  # type: ignore[type-var]
+        # the penalty is in the score already; each episode is one sample
+        one = dataclasses.replace(config, invalid_penalty=0.0, per_trajectory=False)
         per_episode = torch.as_tensor(compute_advantages(episodes, algo, config=one), dtype=torch.float32)
         return per_episode[built.row_episode].unsqueeze(-1) * mask
     per_step = torch.as_tensor(compute_advantages(built.steps, algo, config=config), dtype=torch.float32)

@@ -106,7 +106,7 @@ def test_verl_agents_per_micro_batch_mean_weights_rows_differently(
             model,
             small_model_dir,
             micro_batch_mean=flag,
-            optim=OptimConfig(lr=1e-3, micro_batch_rows=64, shuffle=False),  # one pass: the hook sees all rows
+            optim=OptimConfig(lr=1e-3, micro_batch_rows=3, shuffle=False),
         )
         learner.update(rows, learner.logprobs(rows))
         out.append(_grads(model))

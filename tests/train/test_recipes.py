@@ -32,7 +32,13 @@ REFERENCE: dict[str, tuple[int, int, int, int, dict[str, Any]]] = {
     "grpo_search": (5, 256, 4, 4, {"mode": "mean_std_norm", "invalid_penalty": 0.01}),
 }
 # Recipes without a reference run: they must exist and validate, nothing more is claimed.
-NO_REFERENCE = {"gigpo_timeseries", "grpo_tau", "gigpo_sokoban_easy", "gigpo_sokoban_onepush"}
+NO_REFERENCE = {
+    "gigpo_timeseries",
+    "grpo_tau",
+    "gigpo_sokoban_easy",
+    "gigpo_sokoban_onepush",
+    "grpo_search_trajectory",  # a CPU-sized smoke recipe of trajectory mode
+}
 
 
 def _load(name: str, tmp_path: Path) -> Any:
@@ -86,3 +92,10 @@ def test_a_misspelt_key_in_a_recipe_is_named(tmp_path: Path) -> None:
     bad.write_text(text)
     with pytest.raises(ConfigurationError, match=r"rollout\.group_sise: unknown key"):
         load_config(bad, overrides={"model.path": str(tmp_path)})
+
+
+def test_the_trajectory_recipe_selects_trajectory_mode(tmp_path: Path) -> None:
+    config = _load("grpo_search_trajectory", tmp_path)
+    assert config.rollout.trajectory_mode and config.algo == "grpo"
+    assert config.env == "envhub/SearchQA-v0"
+    assert not _load("grpo_search", tmp_path).rollout.trajectory_mode  # step rows stay the default

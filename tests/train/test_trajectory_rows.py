@@ -146,6 +146,8 @@ def test_over_long_sequences_are_masked_or_truncated() -> None:
         [group], pad_token_id=0, max_response_tokens=4, overlong="penalise", overlong_penalty=0.25
     )
     assert fined.episodes.reward.tolist() == [0.75, -0.25]
+    with pytest.raises(ConfigurationError, match="overlong: truncate"):
+        build_sequence_rows([group], pad_token_id=0, max_response_tokens=4)
 
 
 def test_groups_not_played_in_trajectory_mode_are_refused() -> None:
@@ -160,7 +162,9 @@ def test_rows_of_a_real_rollout_are_exactly_the_sampled_tokens(trajectory_groups
     rows = built.rows
     sequences = [s for g in trajectory_groups for t in g.trajectories for s in t.sequences]
     steps = [s for g in trajectory_groups for t in g.trajectories for s in t.steps]
-    assert len(rows) == len(sequences) and any(len(t.steps) > 1 for g in trajectory_groups for t in g.trajectories)
+    assert len(rows) == len(sequences) and any(
+        len(t.steps) > 1 for g in trajectory_groups for t in g.trajectories
+    )
     assert rows.tokens == sum(len(s.response_token_ids or []) for s in steps)
     by_step = {(s.traj_id, s.step_idx): s for s in steps}
     for r, seq in enumerate(sequences):

@@ -215,6 +215,7 @@ def test_the_trajectory_recipe_trains_through_the_cli(small_model_dir: Path, tmp
         assert row["rows/model_tokens"] == row["actor/tokens"] > 0
         assert row["rows/env_tokens"] >= 0 and "actor/pg_loss" in row
     assert any(r["rows/env_tokens"] > 0 for r in rows)  # the retrieved text, out of the loss
+    assert rows[0]["rollout/logprob_diff"] < 1e-4  # the actor scores the tokens the sampler drew
     assert json.loads((run / "config.json").read_text())["rollout"]["trajectory_mode"] is True
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -182,3 +184,36 @@ def test_rows_of_a_real_rollout_are_exactly_the_sampled_tokens(trajectory_groups
     # env tokens: recorded between the turns and out of the loss
     env_tokens = [len(s.token_ids) - s.prompt_length - sum(s.loss_mask) for s in sequences]
     assert max(env_tokens) > 0
+
+
+def test_the_actor_scores_the_sampled_tokens_where_the_sampler_did(
+    small_model_dir: Path, trajectory_groups: list[Group]
+) -> None:
+    """Recomputed log-probs at a row's model tokens are the sampler's: the positions line up."""
+    from transformers import AutoModelForCausalLM
+
+    from envhub.train.learner import response_logprobs
+
+    rows = build_sequence_rows(trajectory_groups, pad_token_id=0).rows
+    model = AutoModelForCausalLM.from_pretrained(
+        str(small_model_dir), dtype=torch.float32, local_files_only=True
+    )
+    on = rows.response_mask > 0
+    for chunk_tokens in (0, 64):
+        recomputed = response_logprobs(
+            model, rows, temperature=1.0, micro_batch_rows=4, chunk_tokens=chunk_tokens
+        )
+        assert torch.allclose(recomputed[on], rows.rollout_logprobs[on], atol=1e-4)
+        assert (recomputed[~on] == 0).all()
+
+
+def test_groups_off_the_wire_give_the_same_rows(trajectory_groups: list[Group]) -> None:
+    """A Redis delivery decodes its record for trajectory rows: the sequences survive the codec."""
+    from envhub.rollout.queue.codec import decode_group, encode_group
+
+    wired = [decode_group(encode_group(g)) for g in trajectory_groups]
+    here = build_sequence_rows(trajectory_groups, pad_token_id=0)
+    there = build_sequence_rows(wired, pad_token_id=0)
+    for name in ("input_ids", "response_mask", "response_ids", "rollout_logprobs"):
+        assert torch.equal(getattr(here.rows, name), getattr(there.rows, name)), name
+    assert torch.equal(here.token_step, there.token_step)

@@ -178,6 +178,8 @@ class RolloutSettings(RolloutRequest):
     ``split: train``, ``max_concurrent_groups: 64``, ``sampling.max_tokens: 512``. The flat keys of
     :data:`ROLLOUT_SHORTHANDS` (``temperature``, ``envs``, ``queue_stream``, ...) are accepted, and
     ``sampling_seed: s`` (:data:`SAMPLING_SEED`): ``sampling.seed: s`` with ``seed_each_step: true``.
+    The request's ``trajectory_mode`` also switches the update to trajectory rows: one token
+    sequence per episode, env tokens masked (:mod:`envhub.train.trajectory_rows`).
     """
 
     batch_tasks: int = Field(default=16, ge=1, description="Tasks per iteration (B); B x n trajectories.")

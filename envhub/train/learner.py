@@ -631,7 +631,10 @@ class Learner:
             dtype=self.compute_dtype,
         )
         mask = micro.response_mask.to(device)
-        adv = (micro.advantages.to(device).unsqueeze(-1) * mask).float()
+        adv = micro.advantages.to(device)
+        if adv.dim() == 1:  # a per-row scalar (step rows); trajectory rows carry one per token
+            adv = adv.unsqueeze(-1)
+        adv = (adv * mask).float()
         old_c = old[chunk].to(device)
         weights = tis[chunk].to(device) if tis is not None else None
         if cfg.micro_batch_mean:

@@ -24,7 +24,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,7 +34,7 @@ from envhub.core.errors import ConfigurationError, EnvhubError
 from envhub.core.wire import PolicyEndpoint, RolloutRequest, SamplingRequest
 from envhub.policy.base import PolicyBackend
 from envhub.rollout.driver import play
-from envhub.rollout.engine import GroupTask
+from envhub.rollout.engine import GroupTask, SequenceBuilderLike
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.queue.base import GroupQueue
 from envhub.rollout.queue.memory import MemoryQueue
@@ -181,6 +181,8 @@ class EngineRollouts:
         served: the served policy's backend (OpenAI-compatible), when not in process.
         weight_sync: pushes weights into the served policy (``envhub.train.weight_sync``).
         run_id: prefix of the group ids.
+        sequence_builder: ``factory(uid, traj_id)`` of trajectory-mode builders (needed with
+            ``settings.trajectory_mode``; :class:`~envhub.rollout.sequences.SequenceBuilder`).
     """
 
     def __init__(
@@ -193,9 +195,11 @@ class EngineRollouts:
         served: PolicyBackend | None = None,
         weight_sync: Any | None = None,
         run_id: str = "run",
+        sequence_builder: Callable[[str, str], SequenceBuilderLike] | None = None,
     ) -> None:
         if (backend_factory is None) == (served is None):
             raise ConfigurationError("EngineRollouts needs exactly one of backend_factory or served.")
+        self._builder = sequence_builder
         self.envs, self.queue, self.settings = envs, queue, settings
         self._factory = backend_factory
         self._served = served
@@ -231,6 +235,7 @@ class EngineRollouts:
                 envs=self.envs,
                 tasks=tasks,
                 job_id=f"{self._run_id}-v{version}",
+                sequence_builder=self._builder,
             )
             report = played.report
         finally:

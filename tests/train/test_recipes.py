@@ -32,7 +32,13 @@ REFERENCE: dict[str, tuple[int, int, int, int, dict[str, Any]]] = {
     "grpo_search": (5, 256, 4, 4, {"mode": "mean_std_norm", "invalid_penalty": 0.01}),
 }
 # Recipes without a reference run: they must exist and validate, nothing more is claimed.
-NO_REFERENCE = {"gigpo_timeseries", "grpo_tau", "gigpo_sokoban_easy", "gigpo_sokoban_onepush"}
+NO_REFERENCE = {
+    "gigpo_timeseries",
+    "grpo_tau",
+    "gigpo_sokoban_easy",
+    "gigpo_sokoban_onepush",
+    "grpo_search_trajectory",  # a CPU-sized smoke recipe of trajectory mode
+}
 
 
 def _load(name: str, tmp_path: Path) -> Any:
@@ -162,3 +168,10 @@ def test_sampling_seed_is_the_request_s_sampling_seed_drawn_afresh_each_step(tmp
         load_config(None, overrides={**base, "rollout.sampling_seed": -1})
     with pytest.raises(ConfigurationError, match=r"set sampling\.seed"):
         load_config(None, overrides={**base, "rollout.seed_each_step": True})
+
+
+def test_the_trajectory_recipe_selects_trajectory_mode(tmp_path: Path) -> None:
+    config = _load("grpo_search_trajectory", tmp_path)
+    assert config.rollout.trajectory_mode and config.algo == "grpo"
+    assert config.env == "envhub/SearchQA-v0"
+    assert not _load("grpo_search", tmp_path).rollout.trajectory_mode  # step rows stay the default

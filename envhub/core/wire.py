@@ -728,6 +728,13 @@ class RolloutRequest(_Request):
     group_size: int = Field(default=8, ge=1, le=1024, description="Members per group (GRPO's n).")
     max_steps: int = Field(default=50, ge=1, le=10_000, description="Steps before an episode is truncated.")
     sampling: SamplingRequest = Field(default_factory=SamplingRequest)
+    seed_each_step: bool = Field(
+        default=False,
+        description="Needs sampling.seed: each group's step s is sampled with a seed drawn from "
+        "(sampling.seed, the group's reset seed, s), so a job (and a resumed one) draws the same "
+        "episodes again without every step repeating one seed's draws. Off: every generate call "
+        "takes sampling.seed as it is.",
+    )
     policy: PolicyEndpoint | str | None = Field(
         default=None,
         description=(
@@ -772,6 +779,8 @@ class RolloutRequest(_Request):
             raise ValueError(
                 "give exactly one of task_ids (explicit tasks) or count (the first count of the split)"
             )
+        if self.seed_each_step and self.sampling.seed is None:
+            raise ValueError("seed_each_step draws each step's seed from sampling.seed: set sampling.seed")
         if isinstance(self.policy, str) and not self.policy.startswith("scripted:"):
             raise ValueError("policy must be an endpoint object or 'scripted:<name>'")
         if self.trajectory_mode and (

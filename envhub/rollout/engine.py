@@ -25,9 +25,10 @@ import contextlib
 import io
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+import numpy as np
 import PIL.Image
 
 from envhub.agent import parse_compression
@@ -65,6 +66,10 @@ _JOB_WIDE = frozenset({"policy_unavailable", "policy_error", "configuration", "u
 def sampling_params(sampling: SamplingRequest) -> SamplingParams:
     """The policy backend's form of a request's sampling (the one place the two meet)."""
     return SamplingParams(**{**sampling.model_dump(), "stop": tuple(sampling.stop)})
+
+
+#: Step seeds are drawn from unsigned 64-bit words.
+_U64 = 0xFFFF_FFFF_FFFF_FFFF
 
 
 @dataclass(frozen=True)
@@ -503,6 +508,15 @@ class RolloutEngine:
             attempt=attempt,
         )
 
+    def _step_sampling(self, task: GroupTask, step_idx: int) -> SamplingParams:
+        """The sampling of one group step (its own seed under ``seed_each_step``)."""
+        sampling = self._sampling
+        if not self.config.seed_each_step or sampling.seed is None:
+            return sampling
+        entropy = [sampling.seed & _U64, task.seed & _U64, step_idx]
+        seed = int(np.random.SeedSequence(entropy).generate_state(1)[0])
+        return replace(sampling, seed=seed)
+
     async def _step(
         self, task: GroupTask, attempt: int, group: OpenGroup, live: list[_Member], step_idx: int
     ) -> None:
@@ -527,7 +541,7 @@ class RolloutEngine:
                     for m, v in zip(live, views, strict=True)
                 ]
                 t0 = time.perf_counter()
-                completions = await self.backend.generate(prompts, self._sampling)
+                completions = await self.backend.generate(prompts, self._step_sampling(task, step_idx))
                 t1 = time.perf_counter()
                 projections = [m.ctx.project(c.text) for m, c in zip(live, completions, strict=True)]
                 items = [

@@ -1,11 +1,14 @@
 """Checkpoints: everything a resumed run needs to continue as if it had never stopped.
 
 ``RUN_DIR/checkpoints/iter_<k>/`` holds the model (``save_pretrained``: a normal HF directory,
-servable by vLLM), the tokenizer files, and ``trainer_state.pt``: optimizer, scheduler, the
-torch/numpy/python RNG states, the policy version, the task schedule's position and the
-iteration. Weights and optimizer state are full (gathered from FSDP2 shards) and the optimizer
-state is keyed by parameter name (``torch.distributed.checkpoint.state_dict``), so a checkpoint
-written by one process, DDP or FSDP2 resumes under any of them; older checkpoints with
+servable by vLLM; for a LoRA run peft's adapter directory, ``adapter_model.safetensors`` and
+``adapter_config.json``, which :func:`envhub.train.export.export_checkpoint` merges into a
+servable model), the tokenizer files, and ``trainer_state.pt``: optimizer, scheduler, the
+torch/numpy/python RNG states and the learner's mini-batch shuffle generator, the policy
+version, the task schedule's position and the iteration. Weights and optimizer state are full
+(gathered from FSDP2 shards) and the optimizer state is keyed by parameter name
+(``torch.distributed.checkpoint.state_dict``), so a checkpoint written by one process, DDP or
+FSDP2 resumes under any of them; older checkpoints with
 index-keyed optimizer state still load. A checkpoint is written to a temporary name and
 renamed, so a crash mid-write never leaves a half checkpoint that resume would pick; ``latest``
 is whichever complete one has the highest iteration. Older ones beyond ``keep`` are deleted.
@@ -22,16 +25,25 @@ from typing import Any
 import numpy as np
 import torch
 
+from envhub.core.errors import ConfigurationError
+
 __all__ = [
+    "ADAPTER_CONFIG",
+    "ADAPTER_WEIGHTS",
+    "TOKENIZER_FILES",
     "TrainerState",
     "full_optimizer_state",
+    "is_peft_model",
     "latest_checkpoint",
     "load_checkpoint",
     "save_checkpoint",
 ]
 
 _STATE = "trainer_state.pt"
-_TOKENIZER_FILES = (
+#: What peft's ``save_pretrained`` writes for a LoRA model (the adapter only).
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+ADAPTER_CONFIG = "adapter_config.json"
+TOKENIZER_FILES = (
     "tokenizer.json",
     "tokenizer_config.json",
     "chat_template.jinja",
@@ -50,6 +62,11 @@ class TrainerState:
     #: Uids of every group trained on: a group redelivered after a crash is recognised and
     #: acknowledged without being used twice.
     consumed_uids: list[str] = field(default_factory=list)
+
+
+def is_peft_model(model: Any) -> bool:
+    """Whether ``model`` is a peft model (LoRA adapters over a frozen base)."""
+    return hasattr(model, "peft_config") and hasattr(model, "get_base_model")
 
 
 def _checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
@@ -93,12 +110,15 @@ def save_checkpoint(
     state: TrainerState,
     tokenizer_dir: str | Path | None = None,
     keep: int = 2,
+    shuffle: torch.Generator | None = None,
 ) -> Path:
     """Write checkpoint ``iter_<state.iteration>`` atomically and prune old ones.
 
     Args:
-        model: a plain Hugging Face model holding the full weights (``save_pretrained``).
+        model: a plain Hugging Face model holding the full weights, or a peft model (its
+            adapter is written); either with ``save_pretrained``.
         optimizer_state: :func:`full_optimizer_state` of the trained module and its optimizer.
+        shuffle: the learner's mini-batch shuffle generator (its state is kept).
     """
     root = Path(run_dir) / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
@@ -107,7 +127,7 @@ def save_checkpoint(
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
     if tokenizer_dir is not None:
-        for name in _TOKENIZER_FILES:
+        for name in TOKENIZER_FILES:
             src = Path(tokenizer_dir) / name
             if src.is_file():
                 shutil.copy2(src, tmp / name)
@@ -120,6 +140,7 @@ def save_checkpoint(
                 "torch": torch.get_rng_state(),
                 "numpy": np.random.get_state(),
                 "python": random.getstate(),
+                **({"shuffle": shuffle.get_state()} if shuffle is not None else {}),
             },
         },
         tmp / _STATE,
@@ -131,24 +152,37 @@ def save_checkpoint(
     return final
 
 
-def load_checkpoint(
-    path: str | Path, *, model: Any, optimizer: torch.optim.Optimizer, scheduler: Any
-) -> TrainerState:
-    """Restore model weights, optimizer, scheduler and RNGs from ``path``; return the counters.
-
-    ``model`` is the module the optimizer steps: plain, or FSDP2-sharded (then every rank calls
-    this and takes its shard of the full tensors it reads).
-    """
+def _load_adapter(path: Path, model: Any) -> None:
+    """Load a LoRA checkpoint's adapter into the peft ``model`` (its base weights stay as loaded)."""
+    from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
-    from torch.distributed.checkpoint.state_dict import (
-        StateDictOptions,
-        set_model_state_dict,
-        set_optimizer_state_dict,
-    )
+
+    if not (path / ADAPTER_WEIGHTS).is_file():
+        raise ConfigurationError(
+            f"Checkpoint {path} holds full weights, not a LoRA adapter ({ADAPTER_WEIGHTS}), but this run "
+            "trains model.lora: resume it without model.lora, or start a new run directory."
+        )
+    result: Any = set_peft_model_state_dict(model, load_file(str(path / ADAPTER_WEIGHTS)))
+    missing = [k for k in result.missing_keys if "lora_" in k]
+    unexpected = list(result.unexpected_keys)
+    if missing or unexpected:
+        raise ConfigurationError(
+            f"Checkpoint {path}'s adapter does not fit the model (model.lora target_modules changed?): "
+            f"missing {missing[:5]}, unexpected {unexpected[:5]}."
+        )
+
+
+def _load_weights(path: Path, model: Any) -> None:
+    from safetensors.torch import load_file
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
 
     from envhub.train.parallel import is_sharded
 
-    path = Path(path)
+    if (path / ADAPTER_WEIGHTS).is_file():
+        raise ConfigurationError(
+            f"Checkpoint {path} holds a LoRA adapter, but this run trains all weights: resume it with "
+            f"the same model.lora settings (or export it with `envhub-train export`)."
+        )
     weights: dict[str, torch.Tensor] = {}
     for file in sorted(path.glob("*.safetensors")):
         weights.update(load_file(str(file)))
@@ -159,11 +193,36 @@ def load_checkpoint(
         raise RuntimeError(
             f"Checkpoint {path} does not fit the model: missing {missing[:5]}, unexpected {unexpected[:5]}."
         )
-    full = StateDictOptions(full_state_dict=True, strict=False)
     if is_sharded(model):
+        full = StateDictOptions(full_state_dict=True, strict=False)
         set_model_state_dict(model, dict[str, Any](weights), options=full)
     else:
         model.load_state_dict(weights, strict=False)
+
+
+def load_checkpoint(
+    path: str | Path,
+    *,
+    model: Any,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    shuffle: torch.Generator | None = None,
+) -> TrainerState:
+    """Restore model weights, optimizer, scheduler and RNGs from ``path``; return the counters.
+
+    ``model`` is the module the optimizer steps: plain, FSDP2-sharded (then every rank calls
+    this and takes its shard of the full tensors it reads), or a peft model (its adapter is
+    loaded; the base weights are the ones it was built on). ``shuffle`` gets the learner's
+    shuffle generator state back where the checkpoint has one.
+    """
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+
+    path = Path(path)
+    if is_peft_model(model):
+        _load_adapter(path, model)
+    else:
+        _load_weights(path, model)
+    full = StateDictOptions(full_state_dict=True, strict=False)
     blob = torch.load(path / _STATE, weights_only=False)
     groups = blob["optimizer"].get("param_groups") or [{}]
     if all(isinstance(p, str) for p in groups[0].get("params", [])):
@@ -175,4 +234,6 @@ def load_checkpoint(
     torch.set_rng_state(rng["torch"])
     np.random.set_state(rng["numpy"])
     random.setstate(rng["python"])
+    if shuffle is not None and "shuffle" in rng:
+        shuffle.set_state(rng["shuffle"])
     return TrainerState(**blob["state"])

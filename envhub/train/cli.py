@@ -8,6 +8,9 @@ on the command line override the recipe, and ``--set section.key=value`` reaches
 
 Under ``torchrun --nproc_per_node N envhub-train ...`` the run is data parallel over groups,
 with DDP or, for models that do not fit one device, FSDP2 (``--strategy fsdp2``).
+
+``envhub-train export --checkpoint DIR --out DIR`` writes a checkpoint (a LoRA run's adapter
+merged into its base) as a plain Hugging Face model directory that vLLM and transformers serve.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from rich.table import Table
 
 from envhub.core.errors import EnvhubError
 
-__all__ = ["app", "main", "train_command"]
+__all__ = ["app", "export_app", "export_command", "main", "train_command"]
 
 app = typer.Typer(
     name="envhub-train",
@@ -117,7 +120,10 @@ def train_command(
     ] = None,
     progress: Annotated[bool, typer.Option(help="Live progress on a terminal.")] = True,
 ) -> None:
-    """Train; print the learning curve; write metrics.jsonl, TensorBoard files and checkpoints."""
+    """Train; print the learning curve; write metrics.jsonl, TensorBoard files and checkpoints.
+
+    `envhub-train export --checkpoint DIR --out DIR` writes a checkpoint as a servable model.
+    """
     from envhub.train.config import load_config
     from envhub.train.progress import TrainProgress
     from envhub.train.trainer import train
@@ -161,9 +167,42 @@ def train_command(
     console.print(f"run directory: {result.run_dir}  (curves: {png})")
 
 
+export_app = typer.Typer(
+    name="envhub-train export",
+    help="Write a checkpoint as a servable Hugging Face model directory (LoRA adapters merged).",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@export_app.command()
+def export_command(
+    checkpoint: Annotated[
+        str, typer.Option(help="RUN_DIR/checkpoints/iter_<k>, or a run directory (its latest checkpoint).")
+    ],
+    out: Annotated[str, typer.Option(help="The model directory to write (absent or empty).")],
+    base: Annotated[
+        str | None,
+        typer.Option(help="A LoRA checkpoint's base model directory, if it moved since training."),
+    ] = None,
+) -> None:
+    """Merge a LoRA checkpoint into its base (or copy a full one) as a plain HF model directory."""
+    from envhub.train.export import export_checkpoint
+
+    try:
+        path = export_checkpoint(checkpoint, out, base=base)
+    except EnvhubError as exc:
+        Console(stderr=True).print(f"[red]error[/] ({exc.code}): {escape(exc.message)}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    Console().print(f"exported {escape(checkpoint)} to {escape(str(path))}")
+
+
 def main() -> None:
     try:
-        app()
+        if sys.argv[1:2] == ["export"]:  # `envhub-train export ...`; anything else trains
+            export_app(args=sys.argv[2:], prog_name="envhub-train export")
+        else:
+            app()
     except KeyboardInterrupt:  # pragma: no cover - interactive
         sys.exit(130)
 

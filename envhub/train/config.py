@@ -37,6 +37,7 @@ from envhub.train.loss import KLKind
 __all__ = [
     "DEFAULT_STREAM",
     "ROLLOUT_SHORTHANDS",
+    "SAMPLING_SEED",
     "Algo",
     "KPOConfig",
     "LoRAConfig",
@@ -189,6 +190,11 @@ def nest_shorthands(section: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+#: The trainer's key for reproducible rollouts: ``sampling_seed: s`` is ``sampling: {seed: s}`` with
+#: ``seed_each_step: true`` (each group's step draws its own seed from s, the group's reset seed and
+#: the step; :class:`~envhub.core.wire.RolloutRequest`), so a run and a resumed one sample alike.
+SAMPLING_SEED = "sampling_seed"
+
 #: Where the trainer's defaults differ from a service job's (each still declared once, on the request).
 _TRAINER_DEFAULTS: dict[str, Any] = {"split": "train", "max_concurrent_groups": 64}
 _TRAINER_SAMPLING_DEFAULTS: dict[str, Any] = {"max_tokens": 512}
@@ -208,7 +214,10 @@ class RolloutSettings(RolloutRequest):
     ``policy_url``), the tasks of each iteration (``task_ids`` or ``count`` here narrow the
     training split to those tasks) and their seeds. Defaults that differ from a service job's:
     ``split: train``, ``max_concurrent_groups: 64``, ``sampling.max_tokens: 512``. The flat keys of
-    :data:`ROLLOUT_SHORTHANDS` (``temperature``, ``envs``, ``queue_stream``, ...) are accepted.
+    :data:`ROLLOUT_SHORTHANDS` (``temperature``, ``envs``, ``queue_stream``, ...) are accepted, and
+    ``sampling_seed: s`` (:data:`SAMPLING_SEED`): ``sampling.seed: s`` with ``seed_each_step: true``.
+    The request's ``trajectory_mode`` also switches the update to trajectory rows: one token
+    sequence per episode, env tokens masked (:mod:`envhub.train.trajectory_rows`).
     """
 
     batch_tasks: int = Field(default=16, ge=1, description="Tasks per iteration (B); B x n trajectories.")
@@ -247,6 +256,16 @@ class RolloutSettings(RolloutRequest):
         if not isinstance(data, dict):
             return data
         data = nest_shorthands(data)
+        if SAMPLING_SEED in data:
+            seed = data.pop(SAMPLING_SEED)
+            if seed is not None:
+                if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+                    raise ValueError(f"{SAMPLING_SEED}: an integer >= 0 (got {seed!r})")
+                target = data.get("sampling")
+                if isinstance(target, BaseModel):
+                    target = target.model_dump()
+                data["sampling"] = {**(target if isinstance(target, dict) else {}), "seed": seed}
+                data["seed_each_step"] = True
         for key, value in _TRAINER_DEFAULTS.items():
             data.setdefault(key, value)
         sampling = data.get("sampling")

@@ -1,9 +1,10 @@
 """The actor update: response logprobs, verl's loss over mini- and micro-batches, AdamW.
 
 :class:`Learner` owns the trainable model, a frozen reference copy (only when the KL
-coefficient is not 0), the optimizer and the learning-rate schedule. One :meth:`Learner.update`
-is verl's ``update_policy``: ``ppo_epochs`` passes over the rows, each split into mini-batches
-(one optimizer step each) and micro-batches (gradient accumulation). The token-mean denominator
+coefficient is not 0; for a LoRA model the base with its adapters disabled, no copy), the
+optimizer and the learning-rate schedule. One :meth:`Learner.update` is verl's
+``update_policy``: ``ppo_epochs`` passes over the rows, each split into mini-batches (one
+optimizer step each) and micro-batches (gradient accumulation). The token-mean denominator
 is the whole mini-batch's token count, summed over data-parallel ranks, so micro-batching and
 the number of ranks do not change the loss (verl 0.9.1; ``loss.micro_batch_mean`` restores
 verl-agent's per-micro-batch mean). A step whose loss or gradient norm is not finite is skipped
@@ -347,7 +348,10 @@ class Learner:
         self.chunk_tokens = 0 if shard is not None else model_config.logprob_chunk_tokens
         self._check_masters(model, model_config)
         self.reference: Any | None = None
-        if loss.kl_coef > 0:
+        #: A LoRA (peft) model's reference is its own base with the adapters switched off: the
+        #: base weights are frozen, so no copy of them is made.
+        self.reference_is_base = loss.kl_coef > 0 and hasattr(model, "disable_adapter")
+        if loss.kl_coef > 0 and not self.reference_is_base:
             self.reference = copy.deepcopy(model).eval()
             for p in self.reference.parameters():
                 p.requires_grad_(False)
@@ -375,7 +379,8 @@ class Learner:
         self.scaler: Any | None = None
         if self.compute_dtype == torch.float16:
             self.scaler = torch.amp.GradScaler(device.type)
-        self._shuffle = torch.Generator().manual_seed(seed)
+        #: Orders the rows of each update's mini-batches (checkpointed with the run).
+        self.shuffle_generator = torch.Generator().manual_seed(seed)
 
     def _lr_factor(self, step: int) -> float:
         """The learning rate over ``optim.lr``: linear warm-up (optimizer steps), then the schedule."""
@@ -436,7 +441,20 @@ class Learner:
         )
 
     def reference_logprobs(self, rows: RowBatch) -> torch.Tensor | None:
-        """Logprobs under the frozen reference, or None without one (collective under FSDP2)."""
+        """Logprobs under the frozen reference, or None without one (collective under FSDP2).
+
+        For a peft model, the model itself inside ``disable_adapter()``: the frozen base.
+        """
+        if self.reference_is_base:
+            with self.model.disable_adapter():
+                return response_logprobs(
+                    self.model,
+                    rows,
+                    temperature=self.temperature,
+                    micro_batch_rows=self.optim_config.micro_batch_rows,
+                    chunk_tokens=self.chunk_tokens,
+                    dtype=self.compute_dtype,
+                )
         if self.reference is None:
             return None
         return response_logprobs(
@@ -452,7 +470,11 @@ class Learner:
     # -- the update ----------------------------------------------------------------------------
 
     def _mini_batches(self, n: int, count: int | None) -> Iterator[torch.Tensor]:
-        order = torch.randperm(n, generator=self._shuffle) if self.optim_config.shuffle else torch.arange(n)
+        order = (
+            torch.randperm(n, generator=self.shuffle_generator)
+            if self.optim_config.shuffle
+            else torch.arange(n)
+        )
         if count is not None:  # data parallel: every rank steps the same number of times
             yield from (chunk for chunk in torch.tensor_split(order, count) if len(chunk))
             return
@@ -609,7 +631,10 @@ class Learner:
             dtype=self.compute_dtype,
         )
         mask = micro.response_mask.to(device)
-        adv = (micro.advantages.to(device).unsqueeze(-1) * mask).float()
+        adv = micro.advantages.to(device)
+        if adv.dim() == 1:  # a per-row scalar (step rows); trajectory rows carry one per token
+            adv = adv.unsqueeze(-1)
+        adv = (adv * mask).float()
         old_c = old[chunk].to(device)
         weights = tis[chunk].to(device) if tis is not None else None
         if cfg.micro_batch_mean:

@@ -24,7 +24,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,7 +34,7 @@ from envhub.core.errors import ConfigurationError, EnvhubError
 from envhub.core.wire import PolicyEndpoint, RolloutRequest, SamplingRequest
 from envhub.policy.base import PolicyBackend
 from envhub.rollout.driver import play
-from envhub.rollout.engine import GroupTask
+from envhub.rollout.engine import GroupTask, SequenceBuilderLike
 from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.queue.base import GroupQueue
 from envhub.rollout.queue.memory import MemoryQueue
@@ -181,6 +181,8 @@ class EngineRollouts:
         served: the served policy's backend (OpenAI-compatible), when not in process.
         weight_sync: pushes weights into the served policy (``envhub.train.weight_sync``).
         run_id: prefix of the group ids.
+        sequence_builder: ``factory(uid, traj_id)`` of trajectory-mode builders (needed with
+            ``settings.trajectory_mode``; :class:`~envhub.rollout.sequences.SequenceBuilder`).
     """
 
     def __init__(
@@ -193,9 +195,11 @@ class EngineRollouts:
         served: PolicyBackend | None = None,
         weight_sync: Any | None = None,
         run_id: str = "run",
+        sequence_builder: Callable[[str, str], SequenceBuilderLike] | None = None,
     ) -> None:
         if (backend_factory is None) == (served is None):
             raise ConfigurationError("EngineRollouts needs exactly one of backend_factory or served.")
+        self._builder = sequence_builder
         self.envs, self.queue, self.settings = envs, queue, settings
         self._factory = backend_factory
         self._served = served
@@ -231,6 +235,7 @@ class EngineRollouts:
                 envs=self.envs,
                 tasks=tasks,
                 job_id=f"{self._run_id}-v{version}",
+                sequence_builder=self._builder,
             )
             report = played.report
         finally:
@@ -402,7 +407,7 @@ def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: in
     from envhub.policy.transformers_backend import TransformersBackend
 
     def make(model: Any, version: int) -> PolicyBackend:
-        frozen = copy.deepcopy(_unwrap(model)).eval()
+        frozen = _plain_copy(model).eval()
         for p in frozen.parameters():
             p.requires_grad_(False)
         return TransformersBackend(
@@ -412,12 +417,13 @@ def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: in
     return make
 
 
-def _unwrap(model: Any) -> Any:
-    """The plain HF model under DDP / peft wrappers (peft adapters merged into a copy)."""
-    inner = getattr(model, "module", model)
-    if hasattr(inner, "merge_and_unload"):
-        return copy.deepcopy(inner).merge_and_unload()
-    return inner
+def _plain_copy(model: Any) -> Any:
+    """A copy of the plain HF model under DDP / peft wrappers (peft adapters merged into it).
+
+    One copy: a peft model is copied once and merged in place (not copied again after merging).
+    """
+    copied = copy.deepcopy(getattr(model, "module", model))
+    return copied.merge_and_unload() if hasattr(copied, "merge_and_unload") else copied
 
 
 def new_run_id() -> str:

@@ -40,7 +40,8 @@ class RowBatch:
         response_ids: ``(rows, T)`` the sampled ids (pad on padding).
         response_mask: ``(rows, T)`` float, 1 on sampled tokens.
         rollout_logprobs: ``(rows, T)`` the sampling logprobs (0 where unknown or padded).
-        advantages: ``(rows,)`` per-row advantages (filled by the trainer).
+        advantages: ``(rows,)`` per-row advantages, or ``(rows, T)`` per-token ones (trajectory
+            rows, :mod:`envhub.train.trajectory_rows`); filled by the trainer.
         policy_version: ``(rows,)`` version that sampled each row (-1 unknown).
         group_index: ``(rows,)`` which group each row came from (for data-parallel splits).
     """

@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -76,9 +76,13 @@ from envhub.train.rollouts import (
     run_label,
     trainer_queue,
 )
-from envhub.train.rows import build_rows, build_rows_from_columns
+from envhub.train.rows import RowBatch, build_rows, build_rows_from_columns
 from envhub.train.schedule import TaskSchedule
 from envhub.train.tracking import MetricsLogger, write_groups
+from envhub.train.trajectory_rows import build_sequence_rows, sequence_advantages
+
+if TYPE_CHECKING:
+    from envhub.rollout.sequences import SequenceBuilder
 
 __all__ = [
     "IterationResult",
@@ -383,7 +387,12 @@ class Trainer:
                 self.config.model.path, device=str(self.device), max_batch=settings.max_batch
             )
             return EngineRollouts(
-                envs=envs, queue=queue, settings=settings, backend_factory=factory, run_id=self.run_id
+                envs=envs,
+                queue=queue,
+                settings=settings,
+                backend_factory=factory,
+                run_id=self.run_id,
+                sequence_builder=self._sequence_builders(),
             )
         from envhub.policy.openai_http import OpenAIBackend
 
@@ -401,7 +410,17 @@ class Trainer:
             served=served,
             weight_sync=self._weight_sync(),
             run_id=self.run_id,
+            sequence_builder=self._sequence_builders(),
         )
+
+    def _sequence_builders(self) -> Callable[[str, str], SequenceBuilder] | None:
+        """Trajectory mode: builders of each episode's token sequence over the policy's tokenizer."""
+        if not self.config.rollout.trajectory_mode:
+            return None
+        from envhub.rollout.sequences import SequenceBuilder
+
+        tokenizer = self.tokenizer
+        return lambda uid, traj_id: SequenceBuilder(tokenizer, uid=uid, traj_id=traj_id)
 
     def _resume(self) -> None:
         if not self.config.output.resume:
@@ -410,7 +429,11 @@ class Trainer:
         if path is None:
             return
         self.state = load_checkpoint(
-            path, model=self.model, optimizer=self.learner.optimizer, scheduler=self.learner.scheduler
+            path,
+            model=self.model,
+            optimizer=self.learner.optimizer,
+            scheduler=self.learner.scheduler,
+            shuffle=self.learner.shuffle_generator,
         )
 
     async def _training_task_ids(self) -> list[str]:
@@ -616,51 +639,21 @@ class Trainer:
         return got
 
     async def _train_on(self, deliveries: Sequence[Delivery | Group]) -> dict[str, float]:
-        """Advantages, old/ref logprobs and the update for one iteration's groups.
-
-        Deliveries decoded as columns (a Redis queue) go straight to rows
-        (:func:`build_rows_from_columns`, no records); others (in-process queue) through records.
-        """
+        """Advantages, old/ref logprobs and the update for one iteration's groups."""
         config = self.config
-        columns = [d.columns for d in deliveries if isinstance(d, Delivery) and d.columns is not None]
-        if len(columns) == len(deliveries):
-            metrics = column_metrics(columns)
-            versions = [c.policy_version for c in columns if c.policy_version is not None]
-            built = await asyncio.to_thread(
-                build_rows_from_columns,
-                columns,
-                pad_token_id=self.tokenizer.pad_token_id,
-                max_prompt_tokens=config.rollout.max_prompt_tokens,
-                max_response_tokens=config.rollout.max_response_tokens,
-                overlong=config.rollout.overlong,
-                overlong_penalty=config.rollout.overlong_penalty,
-            )
+        if config.rollout.trajectory_mode:
+            rows, metrics = await self._sequence_rows(deliveries)
         else:
-            groups = [d.group if isinstance(d, Delivery) else d for d in deliveries]
-            metrics = rollout_metrics(groups)
-            versions = [g.policy_version for g in groups if g.policy_version is not None]
-            built = build_rows(
-                groups,
-                pad_token_id=self.tokenizer.pad_token_id,
-                max_prompt_tokens=config.rollout.max_prompt_tokens,
-                max_response_tokens=config.rollout.max_response_tokens,
-                overlong=config.rollout.overlong,
-                overlong_penalty=config.rollout.overlong_penalty,
-            )
-        if versions:
-            lag = [self.state.policy_version - v for v in versions]
-            metrics["staleness/mean"] = float(np.mean(lag))
-            metrics["staleness/max"] = float(max(lag))
-        rows = built.rows
-        advantages = compute_advantages(built.steps, config.algo, config=self.advantage_config)
-        rows.advantages = torch.as_tensor(advantages[built.kept] * self._sign, dtype=torch.float32)
+            rows, metrics = await self._step_rows(deliveries)
         metrics["rows/count"] = float(len(rows))
-        metrics["rows/dropped_long"] = float(built.dropped_long)
-        metrics["rows/overlong_masked"] = float(built.dropped_long)
-        metrics["rows/overlong_truncated"] = float(built.truncated)
-        metrics["rows/inexact"] = float(built.inexact)
-        metrics["advantage/mean"] = float(rows.advantages.mean())
-        metrics["advantage/abs_mean"] = float(rows.advantages.abs().mean())
+        adv = rows.advantages
+        if adv.dim() == 1:
+            metrics["advantage/mean"] = float(adv.mean())
+            metrics["advantage/abs_mean"] = float(adv.abs().mean())
+        else:  # per token (trajectory rows): the mean over the model's tokens
+            tokens = rows.response_mask.sum().clamp_min(1.0)
+            metrics["advantage/mean"] = float((adv * rows.response_mask).sum() / tokens)
+            metrics["advantage/abs_mean"] = float((adv.abs() * rows.response_mask).sum() / tokens)
         mini_batches = await self._agree_mini_batches(len(rows))
 
         def compute() -> dict[str, float]:
@@ -694,6 +687,84 @@ class Trainer:
         # In a worker thread: the event loop keeps playing groups meanwhile (max_staleness > 0).
         metrics.update(await asyncio.to_thread(compute))
         return metrics
+
+    def _staleness(self, versions: Sequence[int], metrics: dict[str, float]) -> None:
+        if versions:
+            lag = [self.state.policy_version - v for v in versions]
+            metrics["staleness/mean"] = float(np.mean(lag))
+            metrics["staleness/max"] = float(max(lag))
+
+    async def _step_rows(self, deliveries: Sequence[Delivery | Group]) -> tuple[RowBatch, dict[str, float]]:
+        """One row per step, with its step's advantage.
+
+        Deliveries decoded as columns (a Redis queue) go straight to rows
+        (:func:`build_rows_from_columns`, no records); others (in-process queue) through records.
+        """
+        config = self.config
+        columns = [d.columns for d in deliveries if isinstance(d, Delivery) and d.columns is not None]
+        if len(columns) == len(deliveries):
+            metrics = column_metrics(columns)
+            versions = [c.policy_version for c in columns if c.policy_version is not None]
+            built = await asyncio.to_thread(
+                build_rows_from_columns,
+                columns,
+                pad_token_id=self.tokenizer.pad_token_id,
+                max_prompt_tokens=config.rollout.max_prompt_tokens,
+                max_response_tokens=config.rollout.max_response_tokens,
+                overlong=config.rollout.overlong,
+                overlong_penalty=config.rollout.overlong_penalty,
+            )
+        else:
+            groups = [d.group if isinstance(d, Delivery) else d for d in deliveries]
+            metrics = rollout_metrics(groups)
+            versions = [g.policy_version for g in groups if g.policy_version is not None]
+            built = build_rows(
+                groups,
+                pad_token_id=self.tokenizer.pad_token_id,
+                max_prompt_tokens=config.rollout.max_prompt_tokens,
+                max_response_tokens=config.rollout.max_response_tokens,
+                overlong=config.rollout.overlong,
+                overlong_penalty=config.rollout.overlong_penalty,
+            )
+        self._staleness(versions, metrics)
+        rows = built.rows
+        advantages = compute_advantages(built.steps, config.algo, config=self.advantage_config)
+        rows.advantages = torch.as_tensor(advantages[built.kept] * self._sign, dtype=torch.float32)
+        metrics["rows/dropped_long"] = float(built.dropped_long)
+        metrics["rows/overlong_masked"] = float(built.dropped_long)
+        metrics["rows/overlong_truncated"] = float(built.truncated)
+        metrics["rows/inexact"] = float(built.inexact)
+        return rows, metrics
+
+    async def _sequence_rows(
+        self, deliveries: Sequence[Delivery | Group]
+    ) -> tuple[RowBatch, dict[str, float]]:
+        """Trajectory mode: one row per episode's token sequence, per-token advantages.
+
+        The sequences travel in the group records (a columns delivery decodes its record here).
+        """
+        config = self.config
+        groups = [d.group if isinstance(d, Delivery) else d for d in deliveries]
+        metrics = rollout_metrics(groups)
+        self._staleness([g.policy_version for g in groups if g.policy_version is not None], metrics)
+        built = await asyncio.to_thread(
+            build_sequence_rows,
+            groups,
+            pad_token_id=self.tokenizer.pad_token_id,
+            max_prompt_tokens=config.rollout.max_prompt_tokens,
+            max_response_tokens=config.rollout.max_response_tokens,
+            overlong=config.rollout.overlong,
+            overlong_penalty=config.rollout.overlong_penalty,
+        )
+        rows = built.rows
+        rows.advantages = sequence_advantages(built, config.algo, self.advantage_config) * self._sign
+        metrics["rows/overlong_masked"] = float(built.dropped_long)
+        metrics["rows/overlong_truncated"] = float(built.truncated)
+        metrics["rows/untokenized"] = float(built.untokenized)
+        metrics["rows/segments"] = float(built.segments)
+        metrics["rows/model_tokens"] = float(rows.tokens)
+        metrics["rows/env_tokens"] = float(built.env_tokens)
+        return rows, metrics
 
     async def _agree_mini_batches(self, rows: int) -> int | None:
         """Under torchrun, one mini-batch count for every rank (at most the smallest rank's rows)."""
@@ -737,6 +808,7 @@ class Trainer:
             state=self.state,
             tokenizer_dir=self.config.model.path,
             keep=self.config.output.keep_checkpoints,
+            shuffle=self.learner.shuffle_generator,
         )
 
     async def _validate(self, source: RolloutSource) -> dict[str, float]:

@@ -23,6 +23,7 @@ SCRIPTED = {
     "slow_heuristic": "tests.rollout.scripted_policies:slow_heuristic",
     "stateless_slow": "tests.rollout.scripted_policies:stateless_slow",
     "dies_after_a_while": "tests.rollout.scripted_policies:dies_after_a_while",
+    "seed_echo": "tests.rollout.scripted_policies:seed_echo",
 }
 
 

@@ -195,3 +195,33 @@ def test_a_job_yaml_posted_to_the_service_is_the_request_the_cli_loads(
     stored: RolloutRequest = client.app.state.jobs.jobs[job_id].request  # type: ignore[attr-defined]
     # The service fills in what it resolves (the env its servers serve, the registered policy's path).
     assert stored.model_copy(update={"env_id": None, "policy": loaded.policy}) == loaded
+
+
+def test_the_service_seeds_each_step_of_a_job_that_asks_for_it(
+    env_server: RunningServer, service: tuple[TestClient, CollectingQueue]
+) -> None:
+    """``seed_each_step`` (the trainer's ``rollout.sampling_seed``) is honoured on the service too."""
+    client, queue = service
+
+    def seeds(**fields: Any) -> dict[tuple[int, int], set[str]]:
+        body = job(env_server, count=2, max_steps=3, policy="scripted:seed_echo", **fields)
+        created = client.post("/v1/rollouts", json=body)
+        assert created.status_code == 201, created.text
+        job_id = created.json()["job_id"]
+        assert wait(client, job_id, until={"done", "failed"})["status"] == "done"
+        out: dict[tuple[int, int], set[str]] = {}
+        for group in (g for g in queue.groups if g.job_id == job_id):
+            slot = int(group.uid.split(":")[1])
+            for step in (s for t in group.trajectories for s in t.steps):
+                out.setdefault((slot, step.step_idx), set()).add(step.response_text)
+        return out
+
+    seeded = seeds(sampling={"seed": 5}, seed_each_step=True)
+    assert len(seeded) == 6 and all(len(texts) == 1 for texts in seeded.values())  # one call per step
+    assert len(set.union(*seeded.values())) == 6  # every group step its own seed
+    assert seeds(sampling={"seed": 5}, seed_each_step=True) == seeded  # a second job draws alike
+    assert set.union(*seeds(sampling={"seed": 5}).values()) == {
+        "<think>seed=5</think><action>stats[0:10]</action>"
+    }
+    refused = client.post("/v1/rollouts", json=job(env_server, seed_each_step=True))
+    assert refused.status_code == 422 and "set sampling.seed" in refused.json()["message"]

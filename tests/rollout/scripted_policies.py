@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from envhub.core.errors import PolicyUnavailableError
 from envhub.envs.timeseries.policy import HeuristicPolicy
-from envhub.policy.base import Prompt
+from envhub.policy.base import Completion, Prompt, SamplingParams
 from envhub.policy.scripted import ScriptedBackend, think_action
 
 
@@ -54,3 +56,22 @@ def stateless_slow(**kwargs: Any) -> ScriptedBackend:
 
 
 stateless_slow.scripted_factory = True  # type: ignore[attr-defined]
+
+
+class _SeedEcho(ScriptedBackend):
+    """Writes each call's sampling seed into its answers (``<think>seed=S</think>``)."""
+
+    async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[Completion]:
+        completions = await super().generate(prompts, sampling)
+        return [
+            replace(c, text=f"<think>seed={sampling.seed}</think><action>stats[0:10]</action>")
+            for c in completions
+        ]
+
+
+def seed_echo(**kwargs: Any) -> ScriptedBackend:
+    """Plays ``stats[0:10]`` and says which sampling seed the step was given (seed_each_step tests)."""
+    return _SeedEcho(lambda p: think_action("stats[0:10]"), **kwargs)
+
+
+seed_echo.scripted_factory = True  # type: ignore[attr-defined]

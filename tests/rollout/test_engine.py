@@ -11,7 +11,7 @@ import envhub
 from envhub.core.errors import PolicyError, PolicyUnavailableError, QueueError, SessionLostError
 from envhub.core.wire import ContextConfig, RolloutRequest
 from envhub.envs.timeseries.policy import HeuristicPolicy
-from envhub.policy.base import Prompt
+from envhub.policy.base import Completion, Prompt, SamplingParams
 from envhub.policy.scripted import ScriptedBackend
 from envhub.rollout.engine import EngineEvent, GroupTask, JobAborted, RolloutEngine
 from envhub.rollout.envpool import InProcessEnvPool
@@ -71,6 +71,42 @@ async def test_groups_are_published_whole_with_deterministic_ids_and_identical_s
             assert step.policy_version == 0 and set(step.timings) == {"policy", "env"}
             assert step.prompt_messages and step.observation in step.prompt_messages[-1]["content"]
     assert report.steps == sum(t.length for g in queue.groups for t in g.trajectories)
+
+
+class SeedRecorder(ScriptedBackend):
+    """Records each generate call's (group slot, step, sampling seed)."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda p: "<think>x</think><action>stats[0:10]</action>")
+        self.seeds: list[tuple[int, int, int | None]] = []
+
+    async def generate(self, prompts: Any, sampling: SamplingParams) -> list[Completion]:
+        step = int(prompts[0].metadata["step_idx"])
+        self.seeds.append((slot_of(prompts[0]), step, sampling.seed))
+        return await super().generate(prompts, sampling)
+
+
+async def test_seed_each_step_gives_every_group_step_its_own_reproducible_seed() -> None:
+    runs = []
+    for each_step in (True, True, False):
+        backend = SeedRecorder()
+        await engine(
+            backend,
+            CollectingQueue(),
+            sampling={"seed": 5},
+            seed_each_step=each_step,
+            max_steps=3,
+        ).run([GroupTask(0, "test-0", 10), GroupTask(1, "test-1", 11)])
+        runs.append(sorted(backend.seeds))
+    seeded, again, plain = runs
+    assert seeded == again  # reproducible
+    assert len(seeded) == 6 and len({seed for _, _, seed in seeded}) == 6  # one per group step
+    assert {seed for _, _, seed in plain} == {5}  # off: every call takes sampling.seed as it is
+
+
+def test_seed_each_step_needs_a_sampling_seed() -> None:
+    with pytest.raises(ValueError, match=r"set sampling\.seed"):
+        RolloutRequest(seed_each_step=True)
 
 
 async def test_max_steps_truncates_the_last_step() -> None:

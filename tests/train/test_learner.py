@@ -174,3 +174,68 @@ def test_tis_weights_scale_stale_rows(small_model_dir: Path, sampled_groups: lis
         learner.update(rows, learner.logprobs(rows))
         out.append(_grads(model))
     assert not torch.allclose(out[0], out[1], atol=1e-3 * float(out[0].abs().max()))
+
+
+def _trajectory_learner(path: Path, chunk_tokens: int) -> tuple[Any, Learner]:
+    model = _model(path)
+    learner = Learner(
+        model,
+        model_config=ModelConfig(path=str(path), logprob_chunk_tokens=chunk_tokens),
+        loss=LossConfig(kl_coef=0.1, entropy_coef=0.01),
+        optim=OptimConfig(lr=1e-3, micro_batch_rows=64, shuffle=False),  # one pass: the hook sees all rows
+        temperature=1.0,
+    )
+    return model, learner
+
+
+@pytest.mark.parametrize("chunk_tokens", [0, 64])
+def test_env_tokens_of_trajectory_rows_change_no_gradient(
+    small_model_dir: Path, trajectory_groups: list[Group], chunk_tokens: int
+) -> None:
+    """Labels, logits, old/reference logprobs and advantages at env tokens are out of every term."""
+    from envhub.train.trajectory_rows import build_sequence_rows
+
+    rows = build_sequence_rows(trajectory_groups, pad_token_id=0).rows
+    mask = rows.response_mask
+    rows.advantages = torch.linspace(-1.0, 1.0, len(rows)).unsqueeze(-1) * mask  # per token
+    steps = [s for g in trajectory_groups for t in g.trajectories for s in t.steps]
+    assert rows.tokens == sum(len(s.response_token_ids or []) for s in steps)
+    env = (mask == 0) & (torch.arange(mask.shape[1]) < (rows.attention_mask.sum(-1, keepdim=True) - 1))
+    assert env.any(), "the rollout must hold env tokens between turns"
+
+    model, learner = _trajectory_learner(small_model_dir, chunk_tokens)
+    old = learner.logprobs(rows)
+    assert (old[mask == 0] == 0).all()  # old logprobs go through the same mask
+    ref = old + 0.05 * mask
+    stats = learner.update(rows, old, ref)
+    assert stats.tokens == rows.tokens  # trained tokens = the generated tokens recorded
+    baseline = _grads(model)
+
+    def perturbed(also: torch.Tensor | None = None) -> torch.Tensor:
+        noisy = copy.deepcopy(rows)
+        g = torch.Generator().manual_seed(1)
+        where = env if also is None else env | also
+        noisy.response_ids[where] = torch.randint(0, 512, (int(where.sum()),), generator=g)
+        noisy.advantages[env] = 100.0
+        model2, learner2 = _trajectory_learner(small_model_dir, chunk_tokens)
+        # the logits at every position that predicts an env token, scrambled
+        r_idx, t_idx = env.nonzero(as_tuple=True)
+        p_idx = noisy.response_index[r_idx, t_idx] - 1
+
+        def scramble(_module: Any, _args: Any, output: torch.Tensor) -> torch.Tensor:
+            if output.shape[1] < noisy.input_ids.shape[1] - 1:
+                return output  # the lean path runs the head only at the model's tokens
+            noise = 50.0 * torch.randn((len(r_idx), output.shape[-1]), generator=g)
+            return output.index_put((r_idx, p_idx), noise, accumulate=True)
+
+        handle = model2.get_output_embeddings().register_forward_hook(scramble)
+        try:
+            learner2.update(noisy, old + 3.0 * env, ref - 2.0 * env)
+        finally:
+            handle.remove()
+        return _grads(model2)
+
+    assert torch.allclose(perturbed(), baseline, rtol=1e-5, atol=1e-8)
+    one_model_token = torch.zeros_like(env)
+    one_model_token[mask.nonzero()[0].tolist()[0], mask.nonzero()[0].tolist()[1]] = True
+    assert not torch.allclose(perturbed(one_model_token), baseline, rtol=1e-5, atol=1e-8)  # control

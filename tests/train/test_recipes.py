@@ -38,6 +38,7 @@ NO_REFERENCE = {
     "gigpo_sokoban_easy",
     "gigpo_sokoban_onepush",
     "graphgpo_sokoban_onepush",
+    "grpo_search_trajectory",  # a CPU-sized smoke recipe of trajectory mode
 }
 
 
@@ -203,3 +204,35 @@ def test_a_recipe_may_not_carry_secrets(section: dict[str, Any], tmp_path: Path)
     with pytest.raises(ConfigurationError, match="ENVHUB_") as caught:
         load_config(None, overrides={"env": "timeseries", "model.path": str(tmp_path), "rollout": section})
     assert "ENV-SECRET-1" not in str(caught.value)
+
+
+def test_sampling_seed_is_the_request_s_sampling_seed_drawn_afresh_each_step(tmp_path: Path) -> None:
+    base = {"env": "timeseries", "model.path": str(tmp_path)}
+    rollout = load_config(None, overrides={**base, "rollout.sampling_seed": 11}).rollout
+    assert (rollout.sampling.seed, rollout.seed_each_step) == (11, True)
+    assert "sampling_seed" not in rollout.model_dump()  # one declaration: the request's fields
+    # A rollout service plays the same request, so it takes the key too (it was refused before).
+    served = load_config(
+        None,
+        overrides={
+            **base,
+            "rollout.sampling_seed": 11,
+            "rollout.rollout_service": "http://127.0.0.1:8002",
+            "rollout.queue": "redis://127.0.0.1:6379/0",
+            "rollout.policy_url": "http://127.0.0.1:8001/v1",
+            "rollout.generation": "openai",
+        },
+    ).rollout
+    job = served.job()
+    assert (job.sampling.seed, job.seed_each_step) == (11, True)
+    with pytest.raises(ConfigurationError, match="sampling_seed: an integer >= 0"):
+        load_config(None, overrides={**base, "rollout.sampling_seed": -1})
+    with pytest.raises(ConfigurationError, match=r"set sampling\.seed"):
+        load_config(None, overrides={**base, "rollout.seed_each_step": True})
+
+
+def test_the_trajectory_recipe_selects_trajectory_mode(tmp_path: Path) -> None:
+    config = _load("grpo_search_trajectory", tmp_path)
+    assert config.rollout.trajectory_mode and config.algo == "grpo"
+    assert config.env == "envhub/SearchQA-v0"
+    assert not _load("grpo_search", tmp_path).rollout.trajectory_mode  # step rows stay the default

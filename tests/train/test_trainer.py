@@ -236,3 +236,41 @@ def test_graphgpo_progress_variant_runs_and_bad_settings_are_refused(
     for bad in ({"gamma": 0.0}, {"history_length": 2}, {"normalize_distance": "yes"}):
         with pytest.raises(ConfigurationError, match="advantage"):
             _config(small_model_dir, tmp_path, algo="graphgpo", advantage=bad)
+
+
+def test_the_trajectory_recipe_trains_through_the_cli(small_model_dir: Path, tmp_path: Path) -> None:
+    """GRPO on Search-QA in trajectory mode: 2 iterations end to end, metrics written."""
+    run = tmp_path / "trajectory"
+    recipe = Path(__file__).resolve().parents[2] / "trainers" / "grpo_search_trajectory.yaml"
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "envhub.train.cli", "--config", str(recipe),
+            "--model", str(small_model_dir), "--run-dir", str(run), "--no-progress",
+        ],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr + out.stdout
+    rows = read_metrics(run)
+    assert [r["iteration"] for r in rows] == [1, 2]
+    for row in rows:
+        # one row per episode (2 tasks x 2), plus one per split where the template rewrote history
+        assert row["rows/count"] == 4 + row["rows/segments"]
+        assert row["rows/model_tokens"] == row["actor/tokens"] > 0
+        assert row["rows/env_tokens"] >= 0 and "actor/pg_loss" in row
+    assert any(r["rows/env_tokens"] > 0 for r in rows)  # the retrieved text, out of the loss
+    assert rows[0]["rollout/logprob_diff"] < 1e-4  # the actor scores the tokens the sampler drew
+    assert json.loads((run / "config.json").read_text())["rollout"]["trajectory_mode"] is True
+
+
+@pytest.mark.parametrize("algo", ["gigpo", "hgpo"])
+def test_per_step_estimators_train_in_trajectory_mode(
+    small_model_dir: Path, tmp_path: Path, algo: str
+) -> None:
+    """GiGPO and HGPO map each turn's step advantage onto that turn's tokens."""
+    config = _config(
+        small_model_dir, tmp_path / algo, algo=algo, iterations=1, **{"rollout.trajectory_mode": True}
+    )
+    result = train(config)
+    [it] = result.iterations
+    assert it.metrics["rows/count"] == 4 + it.metrics["rows/segments"]
+    assert it.metrics["actor/tokens"] == it.metrics["rows/model_tokens"] > 0

@@ -101,6 +101,37 @@ async def test_after_a_push_vllm_samples_from_the_new_weights(
     assert restored.token_ids == before.token_ids
 
 
+@pytest.mark.vllm
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+async def test_a_lora_model_is_pushed_as_merged_weights_that_vllm_samples_from(
+    vllm_server: VllmServer, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    from peft import LoraConfig, get_peft_model
+
+    original = _model(tiny_model_dir)
+    model = get_peft_model(
+        _model(tiny_model_dir),
+        LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]),
+    )
+    backend = OpenAIBackend(vllm_server.base_url, vllm_server.model, tokenizer_path=tiny_model_dir, retries=3)
+    sync = DiskVllmSync(vllm_server.base_url, tmp_path / "weights")
+    [before] = await backend.generate([PROMPT], SAMPLING)
+    _an_update(model, (before.prompt_token_ids or []) + (before.token_ids or []))  # the adapters only
+    try:
+        await sync.push(model, 3)  # what the trainer pushes for a LoRA run: the peft model itself
+        assert await sync.version() == "3"
+        [after] = await backend.generate([PROMPT], SAMPLING)
+        served = torch.tensor(after.logprobs)
+        assert torch.allclose(_recompute(model, after), served, atol=1e-3)  # base + adapters
+        assert (_recompute(original, after) - served).abs().max() > 1e-2  # not the base alone
+    finally:
+        await sync.push(original, 0)  # the session's server serves the original model again
+        await sync.aclose()
+        await backend.aclose()
+
+
 async def test_a_server_without_the_dev_routes_gets_a_clear_error(
     small_model_dir: Path, tmp_path: Path
 ) -> None:

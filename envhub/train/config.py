@@ -51,6 +51,7 @@ __all__ = [
     "TrainerCredentials",
     "ValidationSettings",
     "load_config",
+    "nest_shorthands",
 ]
 
 Algo = Literal["grpo", "gigpo", "hgpo", "graphgpo"]

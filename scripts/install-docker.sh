@@ -88,6 +88,10 @@ if [ "$answers" = 1 ]; then
 elif [ -n "$explicit_host" ] || [ "$state" != absent ] || [ "$dockerd_runs" = 1 ]; then
   [ "$PLAN" = 1 ] && { echo "refuse: a daemon exists (socket $socket: $state, dockerd running: $dockerd_runs)"; exit 0; }
   why="$(timeout "${ENVHUB_DOCKER_INFO_TIMEOUT:-20}" docker info 2>&1 | grep -iE 'error|denied|cannot' | head -1 || true)"
+  if [ -n "$explicit_host" ] && [ "$state" != listening ] && [ "$state" != denied ] && [ "$dockerd_runs" = 0 ]; then
+    give_up "DOCKER_HOST=$explicit_host names an engine that does not answer (${why:-docker info failed}) \
+and no dockerd runs here. Start the engine it names, or unset DOCKER_HOST to use (or start) this machine's."
+  fi
   give_up "a Docker daemon exists (socket $socket$(pgrep -x dockerd >/dev/null 2>&1 && echo ', dockerd running')) \
 but does not answer user $(id -un): ${why:-docker info failed}. Not starting another one: join the docker \
 group (sudo usermod -aG docker $(id -un), then log in again) or start the engine you have."

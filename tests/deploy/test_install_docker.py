@@ -107,3 +107,21 @@ def test_a_stale_default_socket_is_left_alone_when_the_engine_answers_through_a_
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().startswith("use:"), done.stdout
+
+
+def test_a_docker_host_nothing_answers_on_is_named_not_blamed_on_the_docker_group(tmp_path: Path) -> None:
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare for a PID namespace without the machine's dockerd")
+    path = tmp_path / "elsewhere.sock"
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(path))
+    stale.close()
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", "env", "-u", "CI", f"DOCKER_HOST=unix://{path}",
+         "ENVHUB_DOCKER_INFO_TIMEOUT=3", f"HOME={tmp_path}", "bash", str(ROOT / "scripts/install-docker.sh")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr  # outside CI: said, then the fleet tests skip
+    assert f"DOCKER_HOST=unix://{path} names an engine that does not answer" in done.stderr
+    assert "docker group" not in done.stderr
+    assert path.exists()  # an operator's socket is never removed

@@ -708,11 +708,7 @@ class Trainer:
             built = await asyncio.to_thread(
                 build_rows_from_columns,
                 columns,
-                pad_token_id=self.tokenizer.pad_token_id,
-                max_prompt_tokens=config.rollout.max_prompt_tokens,
-                max_response_tokens=config.rollout.max_response_tokens,
-                overlong=config.rollout.overlong,
-                overlong_penalty=config.rollout.overlong_penalty,
+                **self._row_limits(),
             )
         else:
             groups = [d.group if isinstance(d, Delivery) else d for d in deliveries]
@@ -720,11 +716,7 @@ class Trainer:
             versions = [g.policy_version for g in groups if g.policy_version is not None]
             built = build_rows(
                 groups,
-                pad_token_id=self.tokenizer.pad_token_id,
-                max_prompt_tokens=config.rollout.max_prompt_tokens,
-                max_response_tokens=config.rollout.max_response_tokens,
-                overlong=config.rollout.overlong,
-                overlong_penalty=config.rollout.overlong_penalty,
+                **self._row_limits(),
             )
         self._staleness(versions, metrics)
         rows = built.rows
@@ -735,6 +727,17 @@ class Trainer:
         metrics["rows/overlong_truncated"] = float(built.truncated)
         metrics["rows/inexact"] = float(built.inexact)
         return rows, metrics
+
+    def _row_limits(self) -> dict[str, Any]:
+        """The padding and length limits every row builder takes (step, column and sequence rows)."""
+        rollout = self.config.rollout
+        return {
+            "pad_token_id": self.tokenizer.pad_token_id,
+            "max_prompt_tokens": rollout.max_prompt_tokens,
+            "max_response_tokens": rollout.max_response_tokens,
+            "overlong": rollout.overlong,
+            "overlong_penalty": rollout.overlong_penalty,
+        }
 
     async def _sequence_rows(
         self, deliveries: Sequence[Delivery | Group]
@@ -750,11 +753,7 @@ class Trainer:
         built = await asyncio.to_thread(
             build_sequence_rows,
             groups,
-            pad_token_id=self.tokenizer.pad_token_id,
-            max_prompt_tokens=config.rollout.max_prompt_tokens,
-            max_response_tokens=config.rollout.max_response_tokens,
-            overlong=config.rollout.overlong,
-            overlong_penalty=config.rollout.overlong_penalty,
+            **self._row_limits(),
         )
         rows = built.rows
         rows.advantages = sequence_advantages(built, config.algo, self.advantage_config) * self._sign

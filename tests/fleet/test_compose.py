@@ -32,6 +32,7 @@ import importlib.util
 import json
 import math
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -98,10 +99,31 @@ def _run(args: list[str], *, check: bool = True, env: dict[str, str] | None = No
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _free_ports(count: int) -> list[int]:
+    """Distinct free ports below Linux's ephemeral range (32768 and up).
+
+    Binding port 0 once per variable can hand out the same port twice (each socket is closed
+    before the next bind), and an ephemeral port can be taken by any outgoing connection before
+    Docker binds it: CI once failed on "Bind for 127.0.0.1:54993 failed: port is already
+    allocated". So every port is held open until all are chosen, from outside that range.
+    """
+    held: list[socket.socket] = []
+    try:
+        for port in random.Random().sample(range(20000, 32000), 200):
+            if len(held) == count:
+                break
+            s = socket.socket()
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                s.close()
+                continue
+            held.append(s)
+        assert len(held) == count, f"fewer than {count} free ports in 20000-31999"
+        return [int(s.getsockname()[1]) for s in held]
+    finally:
+        for s in held:
+            s.close()
 
 
 @dataclass
@@ -197,7 +219,7 @@ def fleet() -> Iterator[Fleet]:
         for line in done.stdout.splitlines():  # fleet-base.sh: ENVHUB_BASE_IMAGE=..., ENVHUB_REDIS_IMAGE=...
             key, _, value = line.partition("=")
             env[key] = value
-    ports = {variable: _free_port() for variable in PORT_VARIABLES}
+    ports = dict(zip(PORT_VARIABLES, _free_ports(len(PORT_VARIABLES)), strict=True))
     env.update({variable: str(port) for variable, port in ports.items()})
     env.update(ENVHUB_TRAIN_ITERATIONS="2", COMPOSE_PROGRESS="plain")
     fleet = Fleet(project=f"envhubtest{uuid.uuid4().hex[:8]}", env=env, program=program, ports=ports)

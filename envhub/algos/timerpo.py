@@ -27,8 +27,9 @@ hidden states in as arrays (:mod:`envhub.train.grounded`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -65,6 +66,8 @@ ORTH_EPS = 1e-8
 _COS_EPS = 1e-8
 
 _F64 = NDArray[np.float64]
+#: Each sample's task group: any hashable labels (uids, group indices).
+_Groups = Sequence[Hashable] | NDArray[Any]
 
 
 def _states(hidden: ArrayLike, name: str) -> _F64:
@@ -147,15 +150,15 @@ def clip_similarity(response: ArrayLike, expert: ArrayLike, temperature: float =
     return float(np.clip(cos / temperature, 0.0, 1.0))
 
 
-def _codes(group: ArrayLike | Sequence[object], n: int) -> tuple[NDArray[np.int64], int]:
-    labels = group.tolist() if isinstance(group, np.ndarray) else list(group)  # type: ignore[arg-type]
+def _codes(group: _Groups, n: int) -> tuple[NDArray[np.int64], int]:
+    labels = group.tolist() if isinstance(group, np.ndarray) else list(group)
     codes, n_groups = factorize(labels, column="group")
     if len(codes) != n:
         raise ConfigurationError(f"group has {len(codes)} entries for {n} samples.")
     return np.asarray(codes, dtype=np.int64), int(n_groups)
 
 
-def group_centered(values: ArrayLike, group: ArrayLike | Sequence[object]) -> _F64:
+def group_centered(values: ArrayLike, group: _Groups) -> _F64:
     """``x_i - mean_{j in g(i)} x_j``: the in-group semantic advantage ``A_sem`` from the scores."""
     x = np.asarray(values, dtype=np.float64)
     codes, n_groups = _codes(group, len(x))
@@ -164,7 +167,7 @@ def group_centered(values: ArrayLike, group: ArrayLike | Sequence[object]) -> _F
 
 
 def orthogonal_residual(
-    a_sem: ArrayLike, a_main: ArrayLike, group: ArrayLike | Sequence[object], *, eps: float = ORTH_EPS
+    a_sem: ArrayLike, a_main: ArrayLike, group: _Groups, *, eps: float = ORTH_EPS
 ) -> tuple[_F64, _F64]:
     """``A_perp = A_sem - beta_g A_main`` with ``beta_g = sum A_sem A_main / (sum A_main^2 + eps)``.
 
@@ -202,7 +205,7 @@ class GroundedAdvantage:
 def grounded_advantages(
     a_main: ArrayLike,
     score: ArrayLike,
-    group: ArrayLike | Sequence[object],
+    group: _Groups,
     *,
     adv_mix: float = ADV_MIX,
     orth: bool = True,

@@ -1,4 +1,7 @@
-"""Advantage estimators: GRPO, GiGPO, HGPO, GraphGPO and agent-wise (Dr. MAS) grouping.
+"""Advantage estimators: GRPO, GiGPO, HGPO, GraphGPO, agent-wise (Dr. MAS) grouping, TimerPO.
+
+TimerPO's grounded advantage (:mod:`envhub.algos.timerpo`) works on per-sample scores rather
+than a StepBatch; the trainer mixes it into GRPO's (``envhub.train.grounded``).
 
 Pure numpy float64 functions over a :class:`~envhub.core.records.StepBatch`: no torch, no
 I/O, no Python loop over rows (group statistics are ``np.bincount`` reductions over dense
@@ -46,6 +49,15 @@ from envhub.algos.graphgpo import (
 from envhub.algos.grpo import grpo_advantages
 from envhub.algos.hgpo import HGPOLevel, hgpo_advantages, hgpo_levels
 from envhub.algos.returns import discounted_returns, episode_returns
+from envhub.algos.timerpo import (
+    GroundedAdvantage,
+    clip_similarity,
+    grounded_advantages,
+    orthogonal_residual,
+    ot_distance,
+    semantic_score,
+    sinkhorn_plan,
+)
 from envhub.algos.tokens import broadcast_to_tokens, response_mask_from_lengths
 
 __all__ = [
@@ -55,10 +67,12 @@ __all__ = [
     "GraphEdge",
     "GraphGPOConfig",
     "GraphNode",
+    "GroundedAdvantage",
     "HGPOConfig",
     "HGPOLevel",
     "TransitionGraph",
     "broadcast_to_tokens",
+    "clip_similarity",
     "compute_advantages",
     "default_config",
     "discounted_returns",
@@ -66,10 +80,15 @@ __all__ = [
     "gigpo_advantages",
     "graph_step_returns",
     "graphgpo_advantages",
+    "grounded_advantages",
     "grpo_advantages",
     "hgpo_advantages",
     "hgpo_levels",
+    "orthogonal_residual",
+    "ot_distance",
     "response_mask_from_lengths",
+    "semantic_score",
+    "sinkhorn_plan",
     "state_distances",
     "step_advantages",
     "transition_graphs",

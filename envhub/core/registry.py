@@ -80,6 +80,9 @@ class EnvSpec:
     # "module:function", f(task_id, task_score) -> {dimension: label}: how `envhub eval` breaks
     # results down (ALFWorld's task types, WebShop's score buckets, ...). None: no breakdown.
     breakdown: str | None = None
+    # "module:function", f(task_id) -> str: the task's expert explanation (AnomSeer's ExpCoT), the
+    # text TimerPO's grounded advantage aligns the policy's reasoning with. None: the env has none.
+    expert_cot: str | None = None
 
     def status(self) -> DataStatus:
         """Ask the family whether its data is available (imports only the data module)."""

@@ -163,6 +163,7 @@ CATALOG: tuple[EnvSpec, ...] = (
         projection="think_action",
         prompt="envhub.envs.timeseries.prompt",
         breakdown="envhub.envs.timeseries.env:breakdown",
+        expert_cot="envhub.envs.timeseries.env:task_expert_cot",
     ),
     EnvSpec(
         id="envhub/TimeSeriesUCR-v0",

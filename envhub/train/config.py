@@ -36,9 +36,11 @@ from envhub.train.loss import KLKind
 
 __all__ = [
     "DEFAULT_STREAM",
+    "GROUNDED_METHODS",
     "ROLLOUT_SHORTHANDS",
     "SAMPLING_SEED",
     "Algo",
+    "GroundedSettings",
     "KPOConfig",
     "LoRAConfig",
     "LossConfig",
@@ -417,6 +419,52 @@ class OptimConfig(_Strict):
     shuffle: bool = Field(default=True, description="Shuffle rows before splitting into mini-batches.")
 
 
+#: TimerPO's similarity: none (off), ot (Sinkhorn distance, the paper's) or clip (mean-pooled cosine).
+GROUNDED_METHODS = ("none", "ot", "clip")
+
+
+class GroundedSettings(_Strict):
+    """TimerPO's grounded advantage (AnomSeer, arXiv 2602.08868; :mod:`envhub.algos.timerpo`).
+
+    The policy's last-layer hidden states on each response and on its task's expert
+    explanation (the env's ``EnvSpec.expert_cot``) give a score in [0, 1]; centred in its group,
+    projected orthogonally to the GRPO advantage and weighted by ``adv_mix``, it is added to
+    the row's advantage before the loss. The defaults are the authors' (``run_anomseer.sh``).
+    """
+
+    method: Literal["none", "ot", "clip"] = Field(
+        default="none",
+        description="none: plain advantages; ot: score exp(-W/tau) from the Sinkhorn distance W "
+        "(the paper's); clip: the cosine of the mean-pooled states over clip_temperature.",
+    )
+    adv_mix: float = Field(
+        default=0.3, allow_inf_nan=False, description="alpha: weight of the semantic advantage (ts.adv_mix)."
+    )
+    orth: bool = Field(
+        default=True,
+        description="Project the semantic advantage orthogonally to the main one within each group "
+        "first (ts.use_sem_orth).",
+    )
+    ot_eps: float = Field(default=0.08, gt=0.0, allow_inf_nan=False, description="Sinkhorn's entropic eps.")
+    ot_n_iter: int = Field(default=50, ge=1, description="Sinkhorn iterations.")
+    tau: float = Field(
+        default=0.5, gt=0.0, allow_inf_nan=False, description="Score temperature: exp(-W/tau)."
+    )
+    clip_temperature: float = Field(
+        default=1.0,
+        gt=0.0,
+        allow_inf_nan=False,
+        description="method clip: the cosine is divided by it (envhub's default; the notes give none).",
+    )
+    expert_max_tokens: int = Field(
+        default=512, ge=1, description="The expert explanation's first tokens that the policy reads."
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return self.method != "none"
+
+
 class ValidationSettings(_Strict):
     """Periodic validation on the test split (verl-agent: T = 0.4, n = 1, seed + 1000)."""
 
@@ -472,6 +520,9 @@ class TrainConfig(_Strict):
     model: ModelConfig
     rollout: RolloutSettings = Field(default_factory=RolloutSettings)
     loss: LossConfig = Field(default_factory=LossConfig)
+    grounded: GroundedSettings = Field(
+        default_factory=GroundedSettings, description="TimerPO's grounded advantage (off by default)."
+    )
     optim: OptimConfig = Field(default_factory=OptimConfig)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     output: OutputConfig = Field(default_factory=OutputConfig)
@@ -491,12 +542,50 @@ class TrainConfig(_Strict):
             raise ValueError(f"advantage: {exc}") from None
         if self.loss.old_logprobs == "rollout" and self.rollout.generation == "transformers":
             pass  # the in-process sampler records processed logprobs: usable as old logprobs
+        if self.grounded.enabled:
+            self._check_grounded()
         if self.loss.tis_threshold is not None and self.loss.old_logprobs == "rollout":
             raise ValueError(
                 "loss.tis_threshold corrects recomputed old logprobs against the rollout's; with "
                 "loss.old_logprobs='rollout' they are the same. Use old_logprobs='recompute'."
             )
         return self
+
+    def _check_grounded(self) -> None:
+        problems = _grounded_problems(self)
+        if problems:
+            raise ValueError(f"grounded.method={self.grounded.method!r}: " + "; ".join(problems))
+
+
+def _grounded_problems(config: TrainConfig) -> list[str]:
+    """What stops ``grounded`` from working with the rest of ``config`` (empty: nothing)."""
+    from envhub.envs import resolve
+
+    problems = []
+    if config.algo != "grpo":
+        problems.append(
+            f"it mixes into GRPO-style per-sample advantages: set algo: grpo (got {config.algo!r})"
+        )
+    try:
+        spec = resolve(config.env)
+    except Exception as exc:  # an unknown env is reported by the trainer; say why here too
+        problems.append(f"env {config.env!r} cannot be resolved ({exc})")
+    else:
+        if spec.expert_cot is None:
+            problems.append(
+                f"env {spec.id} gives no expert explanation (its EnvSpec.expert_cot is unset); "
+                "envhub/TimeSeries-v0 has one"
+            )
+    if config.loss.old_logprobs != "recompute":
+        problems.append(
+            "the hidden states come from the pass that recomputes old logprobs: "
+            "set loss.old_logprobs: recompute"
+        )
+    if config.rollout.trajectory_mode:
+        problems.append("it scores step rows: trajectory_mode is not supported")
+    if config.model.strategy == "fsdp2":
+        problems.append("the expert pass is not a collective: use model.strategy: ddp")
+    return problems
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:

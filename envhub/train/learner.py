@@ -25,7 +25,7 @@ import contextlib
 import copy
 import math
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ from envhub.train.rows import RowBatch
 
 __all__ = [
     "COMPUTE_DTYPES",
+    "HiddenSink",
     "Learner",
     "UpdateStats",
     "precision_context",
@@ -111,6 +112,11 @@ def _head_logp_entropy(
     return logp, entropy
 
 
+#: Receives each row's last-layer hidden states on its response tokens, ``(tokens, hidden)``
+#: float32 on CPU, with the row's index in the batch (TimerPO's grounded score, envhub.train.grounded).
+HiddenSink = Callable[[int, torch.Tensor], None]
+
+
 def _forward_response(
     model: Any,
     rows: RowBatch,
@@ -119,6 +125,7 @@ def _forward_response(
     with_entropy: bool,
     chunk_tokens: int = 0,
     dtype: torch.dtype | None = None,
+    on_hidden: Callable[[torch.Tensor, torch.Tensor], None] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-token logprobs (and entropies) of each row's response tokens, ``(rows, T)``.
 
@@ -127,6 +134,9 @@ def _forward_response(
     each chunk is recomputed in the backward pass: the largest vocab-wide tensor is
     ``chunk_tokens × vocab``. With 0 the model's own logits over every position are used.
     Both run under :func:`precision_context` ``(dtype)``.
+
+    ``on_hidden`` gets the pass's last-layer hidden states ``(rows, length, hidden)`` and the
+    response positions ``(rows, T)`` (the decoder's output, as ``output_hidden_states[-1]``).
     """
     device = next(model.parameters()).device
     input_ids = rows.input_ids.to(device)
@@ -137,9 +147,17 @@ def _forward_response(
     # The token at position p is predicted by the logits at p - 1.
     index = (rows.response_index.to(device) - 1).clamp(min=0, max=length - 1)
     response_ids = rows.response_ids.to(device)
+    positions = rows.response_index.to(device).clamp(max=length - 1)
     with precision_context(device, dtype):
         if chunk_tokens <= 0:
-            out = model(input_ids=input_ids, attention_mask=attention, use_cache=False)
+            out = model(
+                input_ids=input_ids,
+                attention_mask=attention,
+                use_cache=False,
+                output_hidden_states=on_hidden is not None,
+            )
+            if on_hidden is not None:
+                on_hidden(out.hidden_states[-1], positions)
             vocab = out.logits.shape[-1]
             logits = out.logits.gather(1, index.unsqueeze(-1).expand(-1, -1, vocab)).float()
             if temperature > 0:
@@ -158,6 +176,7 @@ def _forward_response(
             temperature,
             with_entropy,
             chunk_tokens,
+            on_hidden=None if on_hidden is None else lambda hidden: on_hidden(hidden, positions),
         )
 
 
@@ -171,6 +190,7 @@ def _lean_forward(
     temperature: float,
     with_entropy: bool,
     chunk_tokens: int,
+    on_hidden: Callable[[torch.Tensor], None] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     from torch.utils.checkpoint import checkpoint
 
@@ -188,6 +208,8 @@ def _lean_forward(
     finally:
         handle.remove()
     hidden = captured[-1]
+    if on_hidden is not None:
+        on_hidden(hidden)
     head = lm.get_output_embeddings()
     r_idx, t_idx = (mask > 0).nonzero(as_tuple=True)
     picked = hidden[r_idx, index[r_idx, t_idx]]  # (n, hidden): response tokens only
@@ -240,6 +262,7 @@ def response_logprobs(
     passes: int | None = None,
     chunk_tokens: int = 0,
     dtype: torch.dtype | None = None,
+    hidden_sink: HiddenSink | None = None,
 ) -> torch.Tensor:
     """Logprobs of the rows' response tokens under ``model`` (no gradient), ``(rows, T)`` on CPU.
 
@@ -249,6 +272,9 @@ def response_logprobs(
             rank. None: one pass per micro-batch.
         chunk_tokens, dtype: as the update's forward (see :func:`_forward_response`); give the
             learner's, so that old and new logprobs come from one code path and precision.
+        hidden_sink: called once per row with its last-layer hidden states on its response
+            tokens (from the same pass; a micro-batch's states are handed over and dropped, so
+            a whole batch's never sit in memory at once).
     """
     was_training = model.training
     model.eval()
@@ -258,7 +284,13 @@ def response_logprobs(
         for start in starts:
             chunk = rows.select(range(start, min(start + micro_batch_rows, len(rows))))
             logp, _ = _forward_response(
-                model, chunk, temperature, with_entropy=False, chunk_tokens=chunk_tokens, dtype=dtype
+                model,
+                chunk,
+                temperature,
+                with_entropy=False,
+                chunk_tokens=chunk_tokens,
+                dtype=dtype,
+                on_hidden=None if hidden_sink is None else _row_states(hidden_sink, chunk, start),
             )
             parts.append(logp.float().cpu() * chunk.response_mask)
         device = next(model.parameters()).device
@@ -270,6 +302,19 @@ def response_logprobs(
     if not parts:
         return torch.zeros(rows.response_mask.shape, dtype=torch.float32)
     return torch.cat(parts)
+
+
+def _row_states(
+    sink: HiddenSink, chunk: RowBatch, offset: int
+) -> Callable[[torch.Tensor, torch.Tensor], None]:
+    """Split a pass's hidden states into each row's response-token states for ``sink``."""
+
+    def give(hidden: torch.Tensor, positions: torch.Tensor) -> None:
+        lengths = chunk.response_mask.sum(-1).long().tolist()
+        for r, n in enumerate(lengths):
+            sink(offset + r, hidden[r, positions[r, :n]].detach().float().cpu())
+
+    return give
 
 
 @dataclass
@@ -428,8 +473,13 @@ class Learner:
             return None
         return int(all_reduce_floats([math.ceil(rows / self.optim_config.micro_batch_rows)], "max")[0])
 
-    def logprobs(self, rows: RowBatch) -> torch.Tensor:
-        """Old logprobs recomputed by the actor (collective under FSDP2: call on every rank)."""
+    def logprobs(self, rows: RowBatch, *, hidden_sink: HiddenSink | None = None) -> torch.Tensor:
+        """Old logprobs recomputed by the actor (collective under FSDP2: call on every rank).
+
+        Args:
+            hidden_sink: also hand each row's last-layer response hidden states, from this same
+                pass, to this function (TimerPO; see :func:`response_logprobs`).
+        """
         return response_logprobs(
             self.model,
             rows,
@@ -438,7 +488,45 @@ class Learner:
             passes=self._passes(len(rows)),
             chunk_tokens=self.chunk_tokens,
             dtype=self.compute_dtype,
+            hidden_sink=hidden_sink,
         )
+
+    @torch.no_grad()
+    def text_hidden_states(self, token_ids: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+        """The policy's last-layer hidden states on each token sequence, ``(tokens, hidden)`` float32
+        on CPU (TimerPO's expert explanation; no gradient, the learner's precision).
+
+        One pass per ``micro_batch_rows`` sequences, right-padded (a causal model's states of the
+        real tokens do not see the padding). Not for FSDP2 (the pass count would differ by rank).
+        """
+        model = self.model
+        device = next(model.parameters()).device
+        was_training = model.training
+        model.eval()
+        out: list[torch.Tensor] = []
+        step = self.optim_config.micro_batch_rows
+        try:
+            for start in range(0, len(token_ids), step):
+                batch = [list(ids) for ids in token_ids[start : start + step]]
+                width = max(max(len(ids) for ids in batch), 1)
+                ids = torch.zeros((len(batch), width), dtype=torch.long)
+                attention = torch.zeros((len(batch), width), dtype=torch.long)
+                for r, seq in enumerate(batch):
+                    ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+                    attention[r, : len(seq)] = 1
+                with precision_context(device, self.compute_dtype):
+                    result = model(
+                        input_ids=ids.to(device),
+                        attention_mask=attention.to(device),
+                        use_cache=False,
+                        output_hidden_states=True,
+                        logits_to_keep=1,  # the states are wanted, not the vocab-wide logits
+                    )
+                last = result.hidden_states[-1]
+                out.extend(last[r, : len(seq)].float().cpu() for r, seq in enumerate(batch))
+        finally:
+            model.train(was_training)
+        return out
 
     def reference_logprobs(self, rows: RowBatch) -> torch.Tensor | None:
         """Logprobs under the frozen reference, or None without one (collective under FSDP2).

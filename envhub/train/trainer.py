@@ -56,6 +56,7 @@ from envhub.train.checkpoint import (
     save_checkpoint,
 )
 from envhub.train.config import TrainConfig, TrainerCredentials
+from envhub.train.grounded import RowScores, expert_texts, mix_into_rows
 from envhub.train.learner import Learner, resolve_device
 from envhub.train.parallel import (
     all_reduce_floats,
@@ -216,6 +217,13 @@ def rollout_metrics(groups: Sequence[Group]) -> dict[str, float]:
     for kind, wins in sorted(by_type.items()):
         out[f"rollout/success/{kind}"] = float(np.mean(wins))
     return out
+
+
+def _task_id(delivery: Delivery | Group) -> str:
+    """A delivered group's task id (from its columns when it was decoded to columns)."""
+    if isinstance(delivery, Delivery):
+        return delivery.columns.task_id if delivery.columns is not None else delivery.group.task_id
+    return delivery.task_id
 
 
 def _records(deliveries: Sequence[Delivery]) -> list[Group]:
@@ -659,10 +667,14 @@ class Trainer:
         def compute() -> dict[str, float]:
             out: dict[str, float] = {}
             t = time.perf_counter()
+            # TimerPO: the expert states first, so the old-logprob pass can score each row as it goes.
+            scores = self._grounded_scores(deliveries, rows) if config.grounded.enabled else None
             if config.loss.old_logprobs == "recompute" or not rows.has_rollout_logprobs:
-                old = self.learner.logprobs(rows)
+                old = self.learner.logprobs(rows, hidden_sink=scores)
             else:
                 old = rows.rollout_logprobs
+            if scores is not None:  # the grounded mix, before the loss sees the advantages
+                out.update(mix_into_rows(rows, scores))
             out["time/old_logprobs_s"] = time.perf_counter() - t
             if rows.has_rollout_logprobs:
                 diff = ((old - rows.rollout_logprobs).abs() * rows.response_mask).sum()
@@ -687,6 +699,13 @@ class Trainer:
         # In a worker thread: the event loop keeps playing groups meanwhile (max_staleness > 0).
         metrics.update(await asyncio.to_thread(compute))
         return metrics
+
+    def _grounded_scores(self, deliveries: Sequence[Delivery | Group], rows: RowBatch) -> RowScores:
+        """TimerPO's row scorer: each group's expert explanation run through the policy."""
+        task_ids = [_task_id(d) for d in deliveries]
+        limit = self.config.grounded.expert_max_tokens
+        ids = [self.tokenizer.encode(text)[:limit] for text in expert_texts(self.spec, task_ids)]
+        return RowScores(self.config.grounded, self.learner.text_hidden_states(ids), rows.group_index)
 
     def _staleness(self, versions: Sequence[int], metrics: dict[str, float]) -> None:
         if versions:

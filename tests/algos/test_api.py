@@ -155,6 +155,7 @@ def test_package_exports_exactly_its_public_names() -> None:
         "hgpo",
         "layout",
         "returns",
+        "timerpo",
         "tokens",
     }
     assert set(algos.__all__) == public - modules

@@ -11,12 +11,13 @@ from envhub.core.errors import ConfigurationError
 from envhub.core.tasks import NumberedTaskIds
 from envhub.envs.timeseries.actions import EXPECTED, Answer, Invalid, parse_action
 from envhub.envs.timeseries.base import SeriesToolEnv
+from envhub.envs.timeseries.expert import expert_cot
 from envhub.envs.timeseries.generator import KINDS, Series, generate, task_rng
 from envhub.envs.timeseries.plot import plot_png
 from envhub.envs.timeseries.reward import score_answer
 from envhub.envs.timeseries.tools import summary
 
-__all__ = ["ACTION_HELP", "TEST_SIZE", "TimeSeriesEnv", "breakdown", "series_for"]
+__all__ = ["ACTION_HELP", "TEST_SIZE", "TimeSeriesEnv", "breakdown", "series_for", "task_expert_cot"]
 
 TEST_SIZE = 500
 _INTRO = (
@@ -73,8 +74,11 @@ class TimeSeriesEnv(SeriesToolEnv):
     ``admissible_actions``: ``None`` (free-form); ``won``: class right and ``loc >= 0.5``;
     ``task_id``; ``task_score``: the answer reward (0 before answering); ``is_action_valid``;
     ``series_length``; ``images``: ``[PNG bytes]`` of the series plot on reset, only with
-    ``images=True`` (absent otherwise); on answer: ``reward_components``, ``true_class``,
-    ``true_intervals``.
+    ``images=True`` (absent otherwise); on reset with ``expert_cot=True`` (absent otherwise):
+    ``expert_cot``, AnomSeer's expert explanation (classical detectors chosen by its rules, their
+    numbers, and a sentence naming the true anomaly: a training target for TimerPO, never for the
+    policy's eyes; :mod:`envhub.envs.timeseries.expert`) and ``evidence``, its numbers; on
+    answer: ``reward_components``, ``true_class``, ``true_intervals``.
 
     ## Arguments
     | argument | default | meaning |
@@ -82,6 +86,7 @@ class TimeSeriesEnv(SeriesToolEnv):
     | ``train_size`` | 100000 | number of ``train`` tasks |
     | ``images`` | False | put a PNG plot in ``info["images"]`` on reset (it makes a reset ~50x slower) |
     | ``tolerance`` | None | localisation tolerance in points (None: ``max(3, 1%)``) |
+    | ``expert_cot`` | False | put the expert explanation and its evidence in the reset ``info`` |
     | ``render_mode`` | None | ``"ansi"`` to render the last observation as text |
 
     >>> import gymnasium, envhub
@@ -89,6 +94,9 @@ class TimeSeriesEnv(SeriesToolEnv):
     >>> obs, info = env.reset(options={"task_id": "test-3"})
     >>> obs.startswith("Task: find the anomaly"), "images" in info
     (True, False)
+    >>> env = gymnasium.make("envhub/TimeSeries-v0", expert_cot=True)
+    >>> env.reset(options={"task_id": "test-3"})[1]["expert_cot"].startswith("Step 1")
+    True
     >>> env = gymnasium.make("envhub/TimeSeries-v0", images=True)
     >>> env.reset(options={"task_id": "test-3"})[1]["images"][0].startswith(b"\\x89PNG")
     True
@@ -99,7 +107,8 @@ class TimeSeriesEnv(SeriesToolEnv):
 
     ## Version History
     * v0: initial release. ``images`` now defaults to False: the plot is drawn only when asked
-      for (the observation, rewards and the other info keys are unchanged).
+      for (the observation, rewards and the other info keys are unchanged). ``expert_cot``
+      added (off by default: nothing changes without it).
     """
 
     splits: ClassVar[tuple[str, ...]] = ("train", "test")
@@ -111,6 +120,7 @@ class TimeSeriesEnv(SeriesToolEnv):
         train_size: int = 100_000,
         images: bool = False,
         tolerance: int | None = None,
+        expert_cot: bool = False,
         render_mode: str | None = None,
     ) -> None:
         super().__init__(render_mode=render_mode)
@@ -122,6 +132,7 @@ class TimeSeriesEnv(SeriesToolEnv):
         }
         self._images = images
         self._tolerance = tolerance
+        self._expert_cot = expert_cot
         self._series: Series | None = None
 
     def _reset_task(self, task_id: str) -> Outcome:
@@ -132,6 +143,10 @@ class TimeSeriesEnv(SeriesToolEnv):
         extra: dict[str, Any] = {"series_length": len(self._series.values)}
         if self._images:
             extra["images"] = [plot_png(self._series.values)]
+        if self._expert_cot:
+            expert = expert_cot(self._series.values, kind=self._series.kind, intervals=self._series.intervals)
+            extra["expert_cot"] = expert.text
+            extra["evidence"] = expert.evidence
         return Outcome(observation, task_score=0.0, extra=extra)
 
     def _step(self, action: str) -> Outcome:
@@ -181,6 +196,17 @@ def series_for(split: str, index: int) -> Series:
 
 # Keep the grammar message importable from the env module for prompts and docs.
 ACTION_HELP = EXPECTED
+
+
+def task_expert_cot(task_id: str) -> str:
+    """The expert explanation of a task (``info["expert_cot"]`` with ``expert_cot=True``).
+
+    The catalogue's ``EnvSpec.expert_cot``: a trainer computes it from the task id, so remote
+    envs and queued groups need not carry the text.
+    """
+    split, _, index = task_id.rpartition("-")
+    series = series_for(split, int(index))
+    return expert_cot(series.values, kind=series.kind, intervals=series.intervals).text
 
 
 def breakdown(task_id: str, task_score: float) -> dict[str, str]:

@@ -37,10 +37,20 @@ shapes match ``openenv-core`` 0.3.0.
 from __future__ import annotations
 
 import base64
-from typing import Any, Literal
+import types
+from typing import Any, Literal, Union, get_args, get_origin
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from envhub.core.errors import ErrorCode
 
@@ -128,10 +138,33 @@ def json_default(value: Any) -> Any:
     return repr(value)
 
 
+def _number_only(annotation: Any) -> bool:
+    """Whether a field of this type takes numbers (int or float) but not booleans."""
+    union = get_origin(annotation) in (Union, types.UnionType)
+    members = get_args(annotation) if union else (annotation,)
+    return bool not in members and any(m in (int, float) for m in members)
+
+
 class _Request(BaseModel):
-    """Base of request bodies: unknown fields are a 422, not silently dropped."""
+    """Base of request bodies: unknown fields are a 422, not silently dropped.
+
+    A boolean where a number is asked is refused too: pydantic's lax mode reads ``true`` as 1,
+    so ``--set count=true`` or ``{"group_size": true}`` would otherwise run a job nobody meant.
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # isinstance first: every other value passes at the cost of one check.
+        if (
+            isinstance(value, bool)
+            and info.field_name is not None
+            and _number_only(cls.model_fields[info.field_name].annotation)
+        ):
+            raise PydanticCustomError("number_not_boolean", "Input should be a number, not a boolean")
+        return value
 
 
 class _Response(BaseModel):

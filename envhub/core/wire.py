@@ -57,6 +57,7 @@ from envhub.core.errors import ErrorCode
 __all__ = [
     "HISTORY_PRESETS",
     "MAX_BATCH_ITEMS",
+    "MAX_CONCURRENT_GROUPS",
     "MAX_GROUP_SIZE",
     "POLICY_API_KEY_ENV",
     "SECRET_FIELDS",
@@ -109,8 +110,10 @@ __all__ = [
 
 #: Most items one batch request may carry (bigger batches: split them).
 MAX_BATCH_ITEMS = 4096
-#: Largest group one ``POST /v1/groups`` creates.
+#: Largest group one ``POST /v1/groups`` creates (and one rollout job plays).
 MAX_GROUP_SIZE = 1024
+#: Most groups one rollout job plays at once.
+MAX_CONCURRENT_GROUPS = 4096
 
 _ID = Field(min_length=1, max_length=255)
 
@@ -758,7 +761,7 @@ class RolloutRequest(_Request):
         default=None, min_length=1, description="Explicit tasks, one group each (at least one)."
     )
     count: int | None = Field(default=None, ge=1, description="Else: the first count tasks of the split.")
-    group_size: int = Field(default=8, ge=1, le=1024, description="Members per group (GRPO's n).")
+    group_size: int = Field(default=8, ge=1, le=MAX_GROUP_SIZE, description="Members per group (GRPO's n).")
     max_steps: int = Field(default=50, ge=1, le=10_000, description="Steps before an episode is truncated.")
     sampling: SamplingRequest = Field(default_factory=SamplingRequest)
     seed_each_step: bool = Field(
@@ -777,7 +780,9 @@ class RolloutRequest(_Request):
     )
     policy_version: int = Field(default=0, ge=0, description="Stamped on every step.")
     context: ContextConfig = Field(default_factory=ContextConfig, description="Prompt building.")
-    max_concurrent_groups: int = Field(default=8, ge=1, le=4096, description="Groups played at once.")
+    max_concurrent_groups: int = Field(
+        default=8, ge=1, le=MAX_CONCURRENT_GROUPS, description="Groups played at once."
+    )
     step_timeout_s: float | None = Field(
         default=300.0, gt=0, description="Deadline of one step (prompt, generate, batch step) of a group."
     )

@@ -60,6 +60,8 @@ def test_flags_are_shorthands_of_request_fields_and_set_comes_last(tmp_path: Pat
     ("override", "code"),
     [
         ("group_size=0", "VALIDATION_ERROR"),
+        ("count=true", "VALIDATION_ERROR"),  # not count=1: a boolean is no number
+        ("sampling.top_k=true", "VALIDATION_ERROR"),
         ("no_such_field=1", "VALIDATION_ERROR"),
         ("group_size", "INVALID_CONFIG"),
         ("sampling.temperature.x=1", "INVALID_CONFIG"),

@@ -37,16 +37,27 @@ shapes match ``openenv-core`` 0.3.0.
 from __future__ import annotations
 
 import base64
-from typing import Any, Literal
+import types
+from typing import Any, Literal, Union, get_args, get_origin
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from envhub.core.errors import ErrorCode
 
 __all__ = [
     "HISTORY_PRESETS",
     "MAX_BATCH_ITEMS",
+    "MAX_CONCURRENT_GROUPS",
     "MAX_GROUP_SIZE",
     "POLICY_API_KEY_ENV",
     "SECRET_FIELDS",
@@ -99,8 +110,10 @@ __all__ = [
 
 #: Most items one batch request may carry (bigger batches: split them).
 MAX_BATCH_ITEMS = 4096
-#: Largest group one ``POST /v1/groups`` creates.
+#: Largest group one ``POST /v1/groups`` creates (and one rollout job plays).
 MAX_GROUP_SIZE = 1024
+#: Most groups one rollout job plays at once.
+MAX_CONCURRENT_GROUPS = 4096
 
 _ID = Field(min_length=1, max_length=255)
 
@@ -128,10 +141,33 @@ def json_default(value: Any) -> Any:
     return repr(value)
 
 
+def _number_only(annotation: Any) -> bool:
+    """Whether a field of this type takes numbers (int or float) but not booleans."""
+    union = get_origin(annotation) in (Union, types.UnionType)
+    members = get_args(annotation) if union else (annotation,)
+    return bool not in members and any(m in (int, float) for m in members)
+
+
 class _Request(BaseModel):
-    """Base of request bodies: unknown fields are a 422, not silently dropped."""
+    """Base of request bodies: unknown fields are a 422, not silently dropped.
+
+    A boolean where a number is asked is refused too: pydantic's lax mode reads ``true`` as 1,
+    so ``--set count=true`` or ``{"group_size": true}`` would otherwise run a job nobody meant.
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # isinstance first: every other value passes at the cost of one check.
+        if (
+            isinstance(value, bool)
+            and info.field_name is not None
+            and _number_only(cls.model_fields[info.field_name].annotation)
+        ):
+            raise PydanticCustomError("number_not_boolean", "Input should be a number, not a boolean")
+        return value
 
 
 class _Response(BaseModel):
@@ -725,7 +761,7 @@ class RolloutRequest(_Request):
         default=None, min_length=1, description="Explicit tasks, one group each (at least one)."
     )
     count: int | None = Field(default=None, ge=1, description="Else: the first count tasks of the split.")
-    group_size: int = Field(default=8, ge=1, le=1024, description="Members per group (GRPO's n).")
+    group_size: int = Field(default=8, ge=1, le=MAX_GROUP_SIZE, description="Members per group (GRPO's n).")
     max_steps: int = Field(default=50, ge=1, le=10_000, description="Steps before an episode is truncated.")
     sampling: SamplingRequest = Field(default_factory=SamplingRequest)
     seed_each_step: bool = Field(
@@ -744,7 +780,9 @@ class RolloutRequest(_Request):
     )
     policy_version: int = Field(default=0, ge=0, description="Stamped on every step.")
     context: ContextConfig = Field(default_factory=ContextConfig, description="Prompt building.")
-    max_concurrent_groups: int = Field(default=8, ge=1, le=4096, description="Groups played at once.")
+    max_concurrent_groups: int = Field(
+        default=8, ge=1, le=MAX_CONCURRENT_GROUPS, description="Groups played at once."
+    )
     step_timeout_s: float | None = Field(
         default=300.0, gt=0, description="Deadline of one step (prompt, generate, batch step) of a group."
     )

@@ -38,14 +38,28 @@ def eval_command(
     k: Annotated[
         list[int] | None, typer.Option(help="k of pass@k / avg@k / pass^k (repeatable, <= n).")
     ] = None,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.0,
-    max_tokens: Annotated[int, typer.Option(help="Most tokens per response.")] = 256,
+    temperature: Annotated[
+        float | None, typer.Option(help="Sampling temperature (sampling.temperature; default 1).")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Most tokens per response (sampling.max_tokens; default 256).")
+    ] = None,
     max_steps: Annotated[
         int | None, typer.Option(help="Steps per episode (the env's limit if unset).")
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Tasks played at once.")] = 8,
     seed: Annotated[int, typer.Option(help="Task t is reset with seed + t.")] = 0,
-    agentocr: Annotated[bool, typer.Option(help="Show the history as an image (AgentOCR).")] = False,
+    agentocr: Annotated[
+        bool, typer.Option(help="Show the history as an image (AgentOCR; context.agentocr).")
+    ] = False,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="KEY=VALUE over the config, after the flags (dotted key, YAML value), e.g. "
+            "sampling.top_p=0.9, sampling.stop=[END], context.history_length=4.",
+        ),
+    ] = None,
     out: Annotated[Path, typer.Option("-o", "--out", help="Run folder (resumed if it exists).")] = Path(
         "eval-out"
     ),
@@ -62,33 +76,39 @@ def eval_command(
     from envhub.core.errors import ConfigurationError
     from envhub.eval.run import EvalConfig, evaluate
     from envhub.rollout.engine import EngineEvent
+    from envhub.rollout.jobs import parse_override, set_path
 
+    data: dict[str, Any] = {
+        "env": env,
+        "env_urls": env_url or [],
+        "policy": policy,
+        "policy_url": policy_url,
+        "model": model,
+        "tokenizer": tokenizer,
+        "split": split,
+        "tasks": task or None,
+        "limit": limit,
+        "n": n,
+        "ks": k or [1],
+        "max_steps": max_steps,
+        "concurrency": concurrency,
+        "seed": seed,
+    }
+    # The flags are shorthands of the nested specs; --set reaches any field of them.
+    flags = {"sampling.temperature": temperature, "sampling.max_tokens": max_tokens}
+    flags["context.agentocr"] = True if agentocr else None
+    for key, value in flags.items():
+        if value is not None:
+            set_path(data, key, value)
+    for text in set_ or []:
+        set_path(data, *parse_override(text))
     try:
-        config = EvalConfig(
-            env=env,
-            env_urls=env_url or [],
-            policy=policy,
-            policy_url=policy_url,
-            model=model,
-            tokenizer=tokenizer,
-            split=split,
-            tasks=task or None,
-            limit=limit,
-            n=n,
-            ks=k or [1],
-            temperature=temperature,
-            max_tokens=max_tokens,
-            max_steps=max_steps,
-            concurrency=concurrency,
-            seed=seed,
-            agentocr=agentocr,
-        )
+        config = EvalConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        fields = {"ks": "k", "env_urls": "env-url", "tasks": "task"}  # the flags' names
-        where = ".".join(fields.get(str(p), str(p)) for p in first["loc"][:1]).replace("_", "-")
         message = str(first["msg"]).removeprefix("Value error, ")
-        raise ConfigurationError(f"--{where}: {message}" if where else message) from None
+        where = _flag(tuple(str(p) for p in first["loc"][:2]))
+        raise ConfigurationError(f"{where}: {message}" if where else message) from None
     with Progress(
         TextColumn("[bold]eval {task.fields[env]}"),
         BarColumn(),
@@ -113,6 +133,27 @@ def eval_command(
     Console().print(
         f"report: {out / 'report.json'}, {out / 'summary.md'}, episodes: {out / 'episodes.jsonl'}"
     )
+
+
+#: The flag of each config key that has one (others: ``--<key>``, or ``--set`` for nested keys).
+_FLAGS = {
+    "ks": "--k",
+    "env_urls": "--env-url",
+    "tasks": "--task",
+    "sampling.temperature": "--temperature",
+    "sampling.max_tokens": "--max-tokens",
+    "context.agentocr": "--agentocr",
+}
+
+
+def _flag(loc: tuple[str, ...]) -> str:
+    """Where a config error is, as the user names it: ``--temperature``, ``--set sampling.top_k``."""
+    if not loc:
+        return ""
+    if loc[0] in ("sampling", "context") and len(loc) > 1:
+        key = ".".join(loc[:2])
+        return _FLAGS.get(key, f"--set {key}")
+    return _FLAGS.get(loc[0], "--" + loc[0].replace("_", "-"))
 
 
 def _headline_table(report: dict[str, Any]) -> Table:

@@ -19,12 +19,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from envhub.core.errors import ConfigurationError, UnknownEnvError, error_from_wire
 from envhub.core.records import Group
 from envhub.core.registry import EnvSpec, load_entry_point
-from envhub.core.wire import ContextConfig, PolicyEndpoint, RolloutRequest, SamplingRequest
+from envhub.core.wire import (
+    MAX_CONCURRENT_GROUPS,
+    MAX_GROUP_SIZE,
+    ContextConfig,
+    PolicyEndpoint,
+    RolloutRequest,
+    SamplingRequest,
+)
 from envhub.eval.report import (
     BreakdownFn,
     breakdown_of,
@@ -59,8 +66,19 @@ REPORT = "report.json"
 SUMMARY = "summary.md"
 
 
+#: The rollout specs an eval carries whole, by key: a field added to one reaches the eval's job.
+_SPECS: dict[str, type[BaseModel]] = {"sampling": SamplingRequest, "context": ContextConfig}
+
+
 class EvalConfig(BaseModel):
-    """What to evaluate: an env, a policy, tasks, n samples per task, sampling."""
+    """What to evaluate: an env, a policy, tasks, n samples per task, and the job's specs.
+
+    ``sampling`` and ``context`` are the rollout job's own specs, passed to it whole. A field of
+    either given flat (``temperature: 0.7``, ``agentocr: true``, as the CLI's flags and older
+    ``eval.json`` files do) is a shorthand of the nested one (``sampling: {temperature: 0.7}``);
+    ``seed`` is the eval's (task t is reset with seed + t), and it seeds the sampling too unless
+    ``sampling.seed`` is given.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -79,16 +97,42 @@ class EvalConfig(BaseModel):
     split: str | None = Field(default=None, description="Task split (the env's default if unset).")
     tasks: list[str] | None = Field(default=None, description="Explicit task ids (instead of a split).")
     limit: int | None = Field(default=None, ge=1, description="Only the first LIMIT tasks.")
-    n: int = Field(default=1, ge=1, le=1024, description="Samples per task.")
+    n: int = Field(default=1, ge=1, le=MAX_GROUP_SIZE, description="Samples per task (the job's group size).")
     ks: list[int] = Field(default_factory=lambda: [1], description="k of pass@k, avg@k, pass^k (k <= n).")
-    temperature: float = Field(default=1.0, ge=0.0)
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    max_tokens: int = Field(default=256, ge=1)
+    sampling: SamplingRequest = Field(
+        default_factory=SamplingRequest, description="The job's sampling (seed: the eval's seed if unset)."
+    )
+    context: ContextConfig = Field(
+        default_factory=ContextConfig, description="The job's prompt building (AgentOCR: context.agentocr)."
+    )
     max_steps: int | None = Field(default=None, ge=1, description="Steps per episode (env's limit if unset).")
-    concurrency: int = Field(default=8, ge=1, description="Tasks played at once.")
+    concurrency: int = Field(
+        default=8,
+        ge=1,
+        le=MAX_CONCURRENT_GROUPS,
+        description="Tasks played at once (the job's max_concurrent_groups).",
+    )
     seed: int = Field(default=0, ge=0, description="Task t is reset with seed + t.")
-    agentocr: bool = Field(default=False, description="Show the history as an image (AgentOCR).")
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthands(cls, data: Any) -> Any:
+        """Flat fields of the specs moved into them (``temperature`` -> ``sampling.temperature``)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for key, spec in _SPECS.items():
+            flat = {k: data.pop(k) for k in spec.model_fields if k in data and k not in cls.model_fields}
+            if not flat:
+                continue
+            nested = data.get(key)
+            nested = nested.model_dump() if isinstance(nested, BaseModel) else dict(nested or {})
+            for name, value in flat.items():
+                if name in nested and nested[name] != value:
+                    raise ValueError(f"{name} is a shorthand of {key}.{name}; give one of them")
+            data[key] = {**nested, **flat}
+        return data
 
     @field_validator("ks")
     @classmethod
@@ -300,23 +344,43 @@ def _complete_tasks(out: Path, n: int) -> set[tuple[int, str]]:
 _NOT_EPISODES = frozenset({"concurrency", "ks"})
 
 
+def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"sampling": {"top_p": 1}}`` -> ``{"sampling.top_p": 1}`` (the nested specs' dotted keys)."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if key in _SPECS and not prefix and isinstance(value, dict):
+            out.update(_flat(value, f"{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def _saved_config(text: str) -> dict[str, Any]:
+    """A folder's ``eval.json`` in today's form (an older flat one is read through EvalConfig)."""
+    saved = json.loads(text)
+    try:
+        return EvalConfig.model_validate(saved).model_dump(mode="json")
+    except ValidationError:
+        return dict(saved)  # another eval altogether: compared as it is, and refused
+
+
 def _check_config(out: Path, config: EvalConfig) -> bool:
     """Refuse a folder that holds another eval; True when it holds this one already."""
     path = out / CONFIG
     given = config.model_dump(mode="json")
     if not path.exists():
         return False
-    saved = json.loads(path.read_text(encoding="utf-8"))
-    diff = sorted(
-        k for k in set(saved) | set(given) if saved.get(k) != given.get(k) and k not in _NOT_EPISODES
-    )
+    saved = _saved_config(path.read_text(encoding="utf-8"))
+    old, new = _flat(saved), _flat(given)
+    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k) and k not in _NOT_EPISODES)
     if diff:
         raise ConfigurationError(
             f"{out} holds an eval with another configuration (differs in {', '.join(diff)}); "
             "give a new --out, or the same settings to resume it.",
             out=str(out),
         )
-    if saved != given:  # only what does not change the episodes: the folder now holds this config
+    if json.loads(path.read_text(encoding="utf-8")) != given:
+        # Only what changes no episode (or the file's older form): the folder now holds this config.
         path.write_text(json.dumps(given, indent=2) + "\n", encoding="utf-8")
     return True
 
@@ -439,7 +503,13 @@ async def evaluate_async(
 
 
 def rollout_request(config: EvalConfig, *, env_id: str, max_steps: int) -> RolloutRequest:
-    """The rollout job an eval plays (its policy and tasks are the eval's own: a backend, a task list)."""
+    """The rollout job an eval plays (its policy and tasks are the eval's own: a backend, a task list).
+
+    ``sampling`` and ``context`` go in whole; the sampling seed is the eval's unless given.
+    """
+    sampling = config.sampling
+    if sampling.seed is None:
+        sampling = sampling.model_copy(update={"seed": config.seed})
     return RolloutRequest(
         env_urls=config.env_urls,
         env_id=env_id,
@@ -447,10 +517,8 @@ def rollout_request(config: EvalConfig, *, env_id: str, max_steps: int) -> Rollo
         split=config.split,
         group_size=config.n,
         max_steps=max_steps,
-        sampling=SamplingRequest(
-            temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens, seed=config.seed
-        ),
-        context=ContextConfig(agentocr=config.agentocr),
+        sampling=sampling,
+        context=config.context,
         max_concurrent_groups=config.concurrency,
         seed=config.seed,
     )

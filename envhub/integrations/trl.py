@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 
 from envhub.core.errors import ConfigurationError, DependencyMissingError, EnvhubError
 from envhub.core.records import Group, Trajectory
+from envhub.core.wire import ContextConfig, RolloutRequest, SamplingRequest, redact
 from envhub.integrations._agent import agent_setup
 from envhub.integrations._episode import open_env
 
@@ -159,6 +160,40 @@ def env_reward(
     return out
 
 
+def _whole_or_keywords(name: str, spec: type[Any], whole: Any, keywords: dict[str, Any]) -> Any:
+    """A spec given whole, or made of the keywords given (the others keep the spec's defaults).
+
+    Raises:
+        ConfigurationError: both forms given, or a keyword out of the spec's range.
+    """
+    given = {k: v for k, v in keywords.items() if v is not None}
+    if whole is not None:
+        if given:
+            raise ConfigurationError(
+                f"Give {name} whole or its keywords ({', '.join(sorted(given))}), not both.", spec=name
+            )
+        return whole
+    return _checked(spec, given)
+
+
+def _request(**fields: Any) -> RolloutRequest:
+    result: RolloutRequest = _checked(RolloutRequest, fields)
+    return result
+
+
+def _checked(spec: type[Any], fields: dict[str, Any]) -> Any:
+    """``spec(**fields)``, a bad value a ConfigurationError naming the field (as ``envhub rollout`` does)."""
+    from pydantic import ValidationError
+
+    try:
+        return spec.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        given = redact(first.get("input"))  # a refused request still holds its env token
+        raise ConfigurationError(f"{where}: {first['msg']} (got {given!r}).") from None
+
+
 class EnvhubRolloutFunc:
     """``GRPOTrainer``'s ``rollout_func``: envhub episodes played with the trainer's model.
 
@@ -177,8 +212,8 @@ class EnvhubRolloutFunc:
         token: bearer token for that server.
         env_kwargs: env constructor keyword arguments.
         split: the split tasks are drawn from (None: the env's default).
-        max_steps: env steps per episode before it is cut off.
-        max_tokens: tokens sampled per turn.
+        max_steps: env steps per episode before it is cut off (None: the request's default).
+        max_tokens: tokens sampled per turn (``sampling.max_tokens``).
         temperature: sampling temperature of the in-process sampler (with ``use_vllm``, TRL's
             ``temperature`` applies instead; so for ``top_p`` and ``top_k``).
         top_p: nucleus sampling.
@@ -188,9 +223,18 @@ class EnvhubRolloutFunc:
         tokenizer: the model's tokenizer directory (None: the trainer model's ``name_or_path``).
         seed: reset seed of a prompt that names none is ``seed + group index``; sampling seeds
             come from it too (``seed + global_step``).
-        max_concurrent_groups: groups played at once.
+        max_concurrent_groups: groups played at once (None: the request's default).
+        sampling: the whole :class:`~envhub.core.wire.SamplingRequest` (``stop``, ...), instead
+            of ``max_tokens``/``temperature``/``top_p``/``top_k``; its seed is set per call.
+        context: the whole :class:`~envhub.core.wire.ContextConfig`, instead of
+            ``history_length``/``projection``.
+
+    The keywords fill one :class:`~envhub.core.wire.RolloutRequest` (``request``), built and
+    checked here; each call plays it whole with TRL's group size (:meth:`job`). A keyword left
+    out takes the spec's own default.
 
     Attributes:
+        request: the rollout job every call plays.
         last_groups: the groups of the last call, in prompt order (each trajectory's steps,
             rewards and token sequence), for logging and tests.
 
@@ -207,35 +251,53 @@ class EnvhubRolloutFunc:
         token: str | None = None,
         env_kwargs: Mapping[str, Any] | None = None,
         split: str | None = None,
-        max_steps: int = 50,
-        max_tokens: int = 256,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        top_k: int = -1,
+        max_steps: int | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
         history_length: int | None = None,
         projection: str | None = None,
         tokenizer: str | Path | None = None,
         seed: int = 0,
-        max_concurrent_groups: int = 8,
+        max_concurrent_groups: int | None = None,
+        sampling: SamplingRequest | None = None,
+        context: ContextConfig | None = None,
     ) -> None:
-        self.setup = agent_setup(env_id, projection=projection)
+        sampling = _whole_or_keywords(
+            "sampling",
+            SamplingRequest,
+            sampling,
+            {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p, "top_k": top_k},
+        )
+        context = _whole_or_keywords(
+            "context", ContextConfig, context, {"history_length": history_length, "projection": projection}
+        )
+        self.setup = agent_setup(env_id, projection=context.projection)
         if self.setup.template is None:
             raise ConfigurationError(
                 f"{self.setup.env_id} has no text prompt template for a rollout_func; use a tool "
                 "environment (environment_factory) for it.",
                 env_id=self.setup.env_id,
             )
-        self.base_url, self.token = base_url, token
-        self.env_kwargs = dict(env_kwargs or {})
-        self.split, self.max_steps = split, max_steps
-        self.history_length, self.projection = history_length, projection
-        self.tokenizer = None if tokenizer is None else str(tokenizer)
-        self.seed, self.max_concurrent_groups = seed, max_concurrent_groups
-        from envhub.core.wire import SamplingRequest
-
-        self.sampling = SamplingRequest(
-            temperature=temperature, top_p=top_p, top_k=top_k, max_tokens=max_tokens
+        limits = {"max_steps": max_steps, "max_concurrent_groups": max_concurrent_groups}
+        self.request = _request(
+            # Each address of a replicated name is a replica of its own; the pool keeps every
+            # group's sessions on one of them. No base_url: envs in this process.
+            env_urls=[base_url] if base_url else [],
+            resolve_replicas=True,
+            env_id=self.setup.env_id,
+            env_token=token,
+            env_kwargs=dict(env_kwargs or {}),
+            split=split,
+            sampling=sampling,
+            context=context,
+            seed=seed,
+            on_failure="retry",
+            trajectory_mode=True,
+            **{k: v for k, v in limits.items() if v is not None},
         )
+        self.tokenizer = None if tokenizer is None else str(tokenizer)
         self.last_groups: list[Group] = []
         self._calls = 0
 
@@ -272,6 +334,11 @@ class EnvhubRolloutFunc:
 
     # -- helpers ---------------------------------------------------------------------------------
 
+    def job(self, *, group_size: int, step: int) -> RolloutRequest:
+        """The job one call plays: :attr:`request` whole, TRL's group size, the step's sampling seed."""
+        sampling = self.request.sampling.model_copy(update={"seed": self.request.seed + step})
+        return _request(**{**dict(self.request), "group_size": group_size, "sampling": sampling})
+
     def _group_starts(self, prompts: list[Any], group_size: int, step: int) -> list[tuple[str | None, int]]:
         if len(prompts) % group_size:
             raise ConfigurationError(
@@ -286,7 +353,7 @@ class EnvhubRolloutFunc:
                     "RepeatSampler); got a block of different prompts.",
                 )
             task_id, seed = parse_episode_prompt(block[0])
-            starts.append((task_id, self.seed + step * 1_000_003 + g if seed is None else seed))
+            starts.append((task_id, self.request.seed + step * 1_000_003 + g if seed is None else seed))
         return starts
 
     def _tokenizer_dir(self, model: Any) -> str:
@@ -300,7 +367,6 @@ class EnvhubRolloutFunc:
         return str(path)
 
     async def _play(self, starts: list[tuple[str | None, int]], group_size: int, trainer: Any) -> list[Group]:
-        from envhub.core.wire import ContextConfig, RolloutRequest, SamplingRequest
         from envhub.policy.tokenizer import ChatTokenizer
         from envhub.rollout.driver import play
         from envhub.rollout.engine import GroupTask
@@ -322,23 +388,7 @@ class EnvhubRolloutFunc:
                 device=str(trainer.accelerator.device),
                 max_batch=max(1, len(starts) * group_size),
             )(model, step)
-        request = RolloutRequest(
-            # Each address of a replicated name is a replica of its own; the pool keeps every
-            # group's sessions on one of them. No base_url: envs in this process.
-            env_urls=[self.base_url] if self.base_url else [],
-            resolve_replicas=True,
-            env_id=self.setup.env_id,
-            env_token=self.token,
-            env_kwargs=self.env_kwargs,
-            split=self.split,
-            group_size=group_size,
-            max_steps=self.max_steps,
-            sampling=SamplingRequest(**{**self.sampling.model_dump(), "seed": self.seed + step}),
-            context=ContextConfig(history_length=self.history_length, projection=self.projection),
-            max_concurrent_groups=self.max_concurrent_groups,
-            on_failure="retry",
-            trajectory_mode=True,
-        )
+        request = self.job(group_size=group_size, step=step)
         # TRL passes each group's task and seed in its prompt, so the tasks are ours, not the
         # request's; the policy is TRL's model (a backend), its chat template the sequence builder.
         tasks = [GroupTask(slot, task_id, seed) for slot, (task_id, seed) in enumerate(starts)]

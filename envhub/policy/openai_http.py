@@ -271,6 +271,7 @@ class OpenAIBackend:
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
         self.vllm_extensions = vllm_extensions
+        self.timeout_s = timeout_s
         self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._transport = transport

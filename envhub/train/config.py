@@ -30,7 +30,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError
-from envhub.core.wire import RolloutRequest, redact
+from envhub.core.wire import PolicyEndpoint, RolloutRequest, redact
 from envhub.rollout.jobs import set_path
 from envhub.train.loss import KLKind
 
@@ -212,11 +212,16 @@ class RolloutSettings(RolloutRequest):
     Every field of a rollout job (the body ``POST /v1/rollouts`` takes) means the same here:
     ``env_urls`` (empty: envs in this process), ``group_size``, ``max_steps``, ``sampling``,
     ``context``, ``max_concurrent_groups``, the timeouts, ``split``, ``env_kwargs``, ``stream``
-    and ``run``. The trainer fills in per job what it owns: the policy (its model at the
-    current version; a ``policy`` endpoint here only names the generation server, as
-    ``policy_url``), the tasks of each iteration (``task_ids`` or ``count`` here narrow the
-    training split to those tasks) and their seeds. Defaults that differ from a service job's:
-    ``split: train``, ``max_concurrent_groups: 64``, ``sampling.max_tokens: 512``. The flat keys of
+    and ``run``. The trainer fills in per job what it owns: the policy at the current version,
+    the tasks of each iteration (``task_ids`` or ``count`` here narrow the training split to
+    those tasks) and their seeds. A ``policy`` endpoint here is the served policy every field of
+    which applies (:meth:`endpoint`): its ``base_url`` is ``policy_url`` (and
+    ``generation: openai``) unless those are given, ``model`` the name the requests use,
+    ``max_concurrency`` and ``timeout_s`` the backend's cap and per-request limit, ``tokenizer``
+    the tokenizer directory prompts are rendered with (as the rollout service reaches it, with
+    ``rollout_service``); its key comes from ``ENVHUB_POLICY_API_KEY`` only. Defaults that
+    differ from a service job's: ``split: train``, ``max_concurrent_groups: 64``,
+    ``sampling.max_tokens: 512``. The flat keys of
     :data:`ROLLOUT_SHORTHANDS` (``temperature``, ``envs``, ``queue_stream``, ...) are accepted, and
     ``sampling_seed: s`` (:data:`SAMPLING_SEED`): ``sampling.seed: s`` with ``seed_each_step: true``.
     The request's ``trajectory_mode`` also switches the update to trajectory rows: one token
@@ -292,6 +297,11 @@ class RolloutSettings(RolloutRequest):
             )
         if isinstance(self.policy, str):
             raise ValueError("policy: the trainer plays its own model; a scripted policy has no weights")
+        if isinstance(self.policy, PolicyEndpoint) and self.generation != "openai":
+            raise ValueError(
+                "rollout.policy names a served policy, which generation='transformers' (sampling in "
+                "this process) does not use: set generation: openai, or leave policy out"
+            )
         if self.generation == "openai" and not self.policy_url:
             raise ValueError("generation='openai' needs policy_url (the vLLM server's base URL).")
         if self.rollout_service and not self.queue.startswith(("redis://", "rediss://")):
@@ -320,6 +330,29 @@ class RolloutSettings(RolloutRequest):
     def queue_stream(self) -> str:
         """The Redis stream the run's groups go to (``stream``, else ``envhub:groups``)."""
         return self.stream or DEFAULT_STREAM
+
+    def endpoint(self, *, model: str, tokenizer: str, api_key: str | None = None) -> PolicyEndpoint:
+        """The served policy the run's requests go to (``generation: openai``).
+
+        The section's ``policy`` whole (``model``, ``tokenizer``, ``max_concurrency``,
+        ``timeout_s``) at ``policy_url``; what it leaves out is the trainer's: ``model`` (the name
+        the server lists) and ``tokenizer`` (the trained model's directory).
+
+        Args:
+            model: the served model name, used when the section names none.
+            tokenizer: the tokenizer directory, used when the section names none.
+            api_key: the policy server's key (from the environment; a recipe holds none).
+
+        Raises:
+            ConfigurationError: there is no served policy (no ``policy_url``).
+        """
+        if self.policy_url is None:
+            raise ConfigurationError("A served policy needs rollout.policy_url (or rollout.policy.base_url).")
+        given: dict[str, Any] = {}
+        if isinstance(self.policy, PolicyEndpoint):
+            given = self.policy.model_dump(exclude={"api_key"}, exclude_none=True)
+        fields = {"model": model, "tokenizer": tokenizer, **given}
+        return PolicyEndpoint.model_validate({**fields, "base_url": self.policy_url, "api_key": api_key})
 
     def job(self, **update: Any) -> RolloutRequest:
         """This section as the rollout job it describes (the trainer's own keys left out), updated."""

@@ -28,8 +28,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import SecretStr
-
 from envhub.core.errors import ConfigurationError, EnvhubError
 from envhub.core.wire import PolicyEndpoint, RolloutRequest, SamplingRequest
 from envhub.policy.base import PolicyBackend
@@ -286,15 +284,14 @@ class ServiceRollouts:
         service_url: the rollout service's base URL.
         env_id: the env.
         settings: the run's rollout settings (``envs`` are the env servers the service plays on).
-        policy_url: the served policy's base URL, as the service reaches it.
-        tokenizer: the policy's tokenizer directory, as the service reaches it.
+        policy: the served policy, whole, as the service reaches it (base URL, model name,
+            tokenizer directory, concurrency cap, timeout, the key from ``ENVHUB_POLICY_API_KEY``;
+            :meth:`~envhub.train.config.RolloutSettings.endpoint`).
         weight_sync: pushes weights into the served policy.
         service_token: the rollout service's bearer token (``ENVHUB_ROLLOUT_TOKEN``).
         stream: the Redis stream the jobs publish to (the trainer's ``rollout.queue_stream``).
         run: the trainer run's label, written on every entry; the trainer takes only these.
         env_token: the env servers' bearer token (``ENVHUB_ENV_TOKEN``), passed on to the jobs.
-        policy_api_key: the policy server's key (``ENVHUB_POLICY_API_KEY``), passed on to the jobs
-            (the service never saves it).
     """
 
     def __init__(
@@ -303,16 +300,13 @@ class ServiceRollouts:
         service_url: str,
         env_id: str,
         settings: RolloutSettings,
-        policy_url: str,
-        tokenizer: str,
+        policy: PolicyEndpoint,
         weight_sync: Any | None = None,
-        model_name: str = "policy",
         poll_s: float = 0.5,
         service_token: str | None = None,
         stream: str | None = None,
         run: str = "",
         env_token: str | None = None,
-        policy_api_key: str | None = None,
     ) -> None:
         from envhub.client import AsyncRolloutClient
 
@@ -322,11 +316,11 @@ class ServiceRollouts:
             )
         self.service_url = service_url.rstrip("/")
         self.env_id, self.settings = env_id, settings
-        self.policy_url, self.tokenizer, self.model_name = policy_url, tokenizer, model_name
+        self.policy = policy
         self._sync = weight_sync
         self._poll_s = poll_s
         self.stream, self.run = stream, run
-        self._env_token, self._policy_key = env_token, policy_api_key
+        self._env_token = env_token
         self._client = AsyncRolloutClient(self.service_url, token=service_token, timeout_s=30.0)
 
     async def play(
@@ -368,22 +362,16 @@ class ServiceRollouts:
         """The job the service plays for ``tasks``: on this run's stream, labelled with its run.
 
         The run's ``rollout:`` section is the job; the trainer adds what it owns: the tasks and
-        their seed, the served policy at ``version``, this call's sampling and group size, the
-        stream and run label, and the credentials.
+        their seed, the served policy (whole) at ``version``, this call's sampling and group
+        size, the stream and run label, and the credentials.
         """
-        policy = PolicyEndpoint(
-            base_url=self.policy_url,
-            model=self.model_name,
-            tokenizer=self.tokenizer,
-            api_key=SecretStr(self._policy_key) if self._policy_key else None,
-        )
         return self.settings.job(
             env_id=self.env_id,
             task_ids=[t.task_id for t in tasks],
             count=None,
             group_size=group_size or self.settings.group_size,
             sampling=sampling,
-            policy=policy,
+            policy=self.policy,
             policy_version=version,
             seed=tasks[0].seed if tasks else 0,
             stream=self.stream,

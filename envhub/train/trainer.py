@@ -41,6 +41,7 @@ import torch
 from envhub.algos import compute_advantages, default_config
 from envhub.core.errors import ConfigurationError, UnauthorizedError
 from envhub.core.records import Group
+from envhub.core.wire import PolicyEndpoint
 from envhub.envs import resolve
 from envhub.eval.report import metrics_from_groups
 from envhub.rollout.engine import GroupTask
@@ -358,36 +359,57 @@ class Trainer:
             await sync.aclose()
 
     async def _served_model_name(self) -> str:
+        """The model the requests name: ``rollout.policy.model``, else the first the server lists.
+
+        Raises:
+            ConfigurationError: the server does not list the recipe's model.
+        """
         import httpx
 
-        assert self.config.rollout.policy_url is not None
-        url = self.config.rollout.policy_url.rstrip("/").removesuffix("/v1") + "/v1/models"
+        settings = self.config.rollout
+        assert settings.policy_url is not None
+        url = settings.policy_url.rstrip("/").removesuffix("/v1") + "/v1/models"
         key = self.credentials.policy_api_key
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         async with httpx.AsyncClient(timeout=10.0) as client:
             reply = await client.get(url, headers=headers)
         if reply.status_code in (401, 403):
-            raise refused("policy server", self.config.rollout.policy_url, "ENVHUB_POLICY_API_KEY")
+            raise refused("policy server", settings.policy_url, "ENVHUB_POLICY_API_KEY")
         reply.raise_for_status()
-        return str(reply.json()["data"][0]["id"])
+        served = [str(entry["id"]) for entry in reply.json()["data"]]
+        if not isinstance(settings.policy, PolicyEndpoint):
+            return served[0]
+        if settings.policy.model not in served:
+            raise ConfigurationError(
+                f"rollout.policy.model {settings.policy.model!r} is not served at {url} (it lists "
+                f"{', '.join(served)}); name one of them, or leave rollout.policy out to take the first.",
+                model=settings.policy.model,
+                served=served,
+            )
+        return settings.policy.model
+
+    async def _policy_endpoint(self) -> PolicyEndpoint:
+        """The served policy the run samples from: the recipe's ``rollout.policy`` whole
+        (:meth:`~envhub.train.config.RolloutSettings.endpoint`), the key from the environment."""
+        return self.config.rollout.endpoint(
+            model=await self._served_model_name(),
+            tokenizer=self.config.model.path,
+            api_key=self.credentials.policy_api_key,
+        )
 
     async def _source(self, queue: GroupQueue) -> RolloutSource:
         settings = self.config.rollout
         if settings.rollout_service:
-            assert settings.policy_url is not None
             return ServiceRollouts(
                 service_url=settings.rollout_service,
                 env_id=self.env_id,
                 settings=settings,
-                policy_url=settings.policy_url,
-                tokenizer=self.config.model.path,
+                policy=await self._policy_endpoint(),
                 weight_sync=self._weight_sync(),
-                model_name=await self._served_model_name(),
                 stream=settings.queue_stream,
                 run=self.run_label,
                 service_token=self.credentials.rollout_token,
                 env_token=self.credentials.env_token,
-                policy_api_key=self.credentials.policy_api_key,
             )
         envs = build_env_pool(self.env_id, settings, token=self.credentials.env_token)
         if settings.generation == "transformers":
@@ -402,15 +424,10 @@ class Trainer:
                 run_id=self.run_id,
                 sequence_builder=self._sequence_builders(),
             )
-        from envhub.policy.openai_http import OpenAIBackend
+        from envhub.rollout.jobs import build_backend
 
-        assert settings.policy_url is not None
-        served = OpenAIBackend(
-            base_url=settings.policy_url,
-            model=await self._served_model_name(),
-            tokenizer_path=self.config.model.path,
-            api_key=self.credentials.policy_api_key,
-        )
+        # The one builder of an endpoint's backend: the served name, cap and timeout all apply.
+        served = build_backend(await self._policy_endpoint(), 0)
         return EngineRollouts(
             envs=envs,
             queue=queue,

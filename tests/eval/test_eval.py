@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from envhub.core.errors import ConfigurationError
+from envhub.core.wire import SamplingRequest
 from envhub.envs.registry import resolve
 from envhub.eval.metrics import wilson
 from envhub.eval.run import EvalConfig, evaluate, read_episodes
@@ -251,9 +252,8 @@ def test_an_in_process_transformers_model_is_evaluated_with_its_tokens(
         limit=2,
         n=2,
         ks=[1, 2],
-        max_tokens=6,
+        sampling=SamplingRequest(max_tokens=6, temperature=1.0),
         max_steps=2,
-        temperature=1.0,
     )
     report = evaluate(config, tmp_path, plots=False)
     assert report["episodes"] == 4

@@ -87,12 +87,29 @@ def test_an_env_id_the_servers_do_not_serve_is_refused(env_server: RunningServer
 
 @pytest.mark.parametrize(
     "sampling",
-    [{"top_k": -7}, {"temperature": -0.5}, {"top_p": 0}, {"top_p": 1.5}, {"max_tokens": 0}],
+    [
+        {"top_k": -7},
+        {"temperature": -0.5},
+        {"top_p": 0},
+        {"top_p": 1.5},
+        {"max_tokens": 0},
+        {"max_tokens": True},
+        {"top_k": False},
+        {"seed": True},
+    ],
 )
 def test_out_of_range_sampling_is_refused(
     env_server: RunningServer, client: TestClient, sampling: dict[str, Any]
 ) -> None:
     assert refused(client, job(env_server, sampling=sampling)) == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize("fields", [{"count": True}, {"group_size": True}, {"max_steps": True}])
+def test_a_boolean_for_a_number_is_refused(
+    env_server: RunningServer, client: TestClient, fields: dict[str, Any]
+) -> None:
+    # Lax pydantic would read true as 1: a one-task job, or groups of one, nobody asked for.
+    assert refused(client, job(env_server, **fields)) == "VALIDATION_ERROR"
 
 
 def test_an_empty_task_list_is_refused(env_server: RunningServer, client: TestClient) -> None:

@@ -17,7 +17,7 @@ import pytest
 import uvicorn
 
 from envhub.core.errors import EnvhubError
-from envhub.core.wire import SamplingRequest
+from envhub.core.wire import PolicyEndpoint, SamplingRequest
 from envhub.rollout.engine import GroupTask
 from envhub.rollout.service import RolloutServiceSettings, create_app
 from envhub.server import ServerSettings
@@ -72,9 +72,7 @@ def play(service_url: str, env_server: RunningServer, policy_url: str, model: st
             settings=RolloutSettings(
                 env_urls=[env_server.base_url], env_kwargs={"images": False}, split="test"
             ),
-            policy_url=policy_url,
-            tokenizer="/no/such/tokenizer",
-            model_name=model,
+            policy=PolicyEndpoint(base_url=policy_url, model=model, tokenizer="/no/such/tokenizer"),
             poll_s=0.05,
             service_token="t",
         )

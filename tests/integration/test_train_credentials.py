@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from envhub.core.errors import EnvhubError
-from envhub.core.wire import SamplingRequest
+from envhub.core.wire import PolicyEndpoint, SamplingRequest
 from envhub.rollout.engine import GroupTask
 from envhub.server import ServerSettings
 from envhub.server.testing import RunningServer, serve_in_thread
@@ -109,13 +110,15 @@ def play(service: Service, env: RunningServer, policy_url: str, credentials: Tra
             service_url=service.url,
             env_id="envhub/TimeSeries-v0",
             settings=RolloutSettings(env_urls=[env.base_url], env_kwargs={"images": False}, split="test"),
-            policy_url=policy_url,
-            tokenizer="/no/such/tokenizer",
-            model_name="tiny",
+            policy=PolicyEndpoint(
+                base_url=policy_url,
+                model="tiny",
+                tokenizer="/no/such/tokenizer",
+                api_key=SecretStr(credentials.policy_api_key) if credentials.policy_api_key else None,
+            ),
             poll_s=0.05,
             service_token=credentials.rollout_token,
             env_token=credentials.env_token,
-            policy_api_key=credentials.policy_api_key,
         )
         try:
             return await rollouts.play([GroupTask(0, "test-0", 0)], version=1, sampling=SamplingRequest())

@@ -247,6 +247,28 @@ def test_rollout_func_samples_through_trls_vllm_when_use_vllm_is_on(
             assert all(lp < 0 for lp, bit in zip(logprobs, mask, strict=True) if bit)
 
 
+def test_rollout_func_holds_one_rollout_request_and_plays_its_specs_whole() -> None:
+    from envhub.core.wire import ContextConfig, RolloutRequest, SamplingRequest
+
+    sampling = SamplingRequest(temperature=0.5, top_k=4, max_tokens=9, stop=["</action>"])
+    context = ContextConfig(history_length=1, memory_style="step", ocr_window=3)
+    rollout = EnvhubRolloutFunc("envhub/Sokoban-v0", sampling=sampling, context=context, max_steps=3, seed=7)
+    assert isinstance(rollout.request, RolloutRequest) and rollout.request.trajectory_mode
+    # The job one call plays: the request whole, with TRL's group size and the step's sampling seed.
+    job = rollout.job(group_size=2, step=5)
+    assert job.sampling == sampling.model_copy(update={"seed": 12}) and job.context == context
+    assert (job.group_size, job.max_steps, job.seed) == (2, 3, 7)
+    # The keywords are shorthands that fill the specs (their defaults are the specs' own).
+    flat = EnvhubRolloutFunc("envhub/Sokoban-v0", temperature=0.5, max_tokens=9, history_length=1)
+    assert flat.request.sampling == SamplingRequest(temperature=0.5, max_tokens=9)
+    assert flat.request.context == ContextConfig(history_length=1)
+    assert EnvhubRolloutFunc("envhub/Sokoban-v0").request.max_steps == RolloutRequest().max_steps
+    with pytest.raises(ConfigurationError, match="sampling whole or"):
+        EnvhubRolloutFunc("envhub/Sokoban-v0", sampling=sampling, temperature=0.5)
+    with pytest.raises(ConfigurationError, match="temperature"):  # the request's rules, when made
+        EnvhubRolloutFunc("envhub/Sokoban-v0", temperature=-1.0)
+
+
 def test_rollout_func_reads_groups_from_repeated_prompts() -> None:
     rollout = EnvhubRolloutFunc("envhub/Sokoban-v0", seed=50)
     prompts = [episode_prompt("a", 1)] * 2 + [episode_prompt(seed=None)] * 2

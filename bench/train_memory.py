@@ -16,7 +16,7 @@ process resets its peak resident set size (``/proc/self/clear_refs`` = 5), runs 
 every variant alike.
 
     python bench/train_memory.py            # 2 x (1536 + 512) tokens, 2 layers
-    python bench/train_memory.py --quick    # 2 x (384 + 128), 1 layer
+    python bench/train_memory.py --quick    # 2 x (384 + 128), 1 layer, vocabulary 16,384
 
 Writes ``docs/results/train_memory.json`` and prints a table.
 """
@@ -48,14 +48,14 @@ def _status(field: str) -> int:
     raise RuntimeError(field)
 
 
-def build_model(out: Path, layers: int) -> Path:
+def build_model(out: Path, layers: int, vocab: int = VOCAB) -> Path:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     from envhub.policy.tiny import build_tiny_tokenizer
 
     config = Qwen2Config(
-        vocab_size=VOCAB,
+        vocab_size=vocab,
         hidden_size=896,
         intermediate_size=4864,
         num_hidden_layers=layers,
@@ -82,8 +82,8 @@ def run_variant(variant: str, model_dir: Path, args: argparse.Namespace) -> dict
     torch.manual_seed(0)
     n, micro, p, c = args.rows, args.micro, args.prompt, args.completion
     g = torch.Generator().manual_seed(0)
-    prompt = torch.randint(3, VOCAB, (n, p), generator=g)
-    completion = torch.randint(3, VOCAB, (n, c), generator=g)
+    prompt = torch.randint(3, args.vocab, (n, p), generator=g)
+    completion = torch.randint(3, args.vocab, (n, c), generator=g)
     advantages = torch.randn(n, generator=g)
     if variant.startswith("envhub"):
         from envhub.train.config import LossConfig, ModelConfig, OptimConfig
@@ -188,7 +188,10 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--chunk", type=int, default=512, help="envhub's model.logprob_chunk_tokens")
     parser.add_argument("--variants", default=",".join(VARIANTS))
-    parser.add_argument("--quick", action="store_true", help="2 x (384 + 128) tokens, 1 layer")
+    parser.add_argument("--vocab", type=int, default=VOCAB, help="vocabulary size (Qwen2.5's by default)")
+    parser.add_argument(
+        "--quick", action="store_true", help="2 x (384 + 128) tokens, 1 layer, a 16,384-token vocabulary"
+    )
     parser.add_argument(
         "--out", default=None, help="default: docs/results/train_memory.json (--quick: bench/results/)"
     )
@@ -196,16 +199,18 @@ def main() -> None:
     parser.add_argument("--model-dir", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
-        args.prompt, args.completion, args.layers = 384, 128, 1
+        # A smoke run of every code path (tests/test_bench.py): the vocabulary the memory figures
+        # are about is the full run's.
+        args.prompt, args.completion, args.layers, args.vocab = 384, 128, 1, 16_384
     if args.child:
         print(json.dumps(run_variant(args.child, Path(args.model_dir), args)))
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        model_dir = build_model(Path(tmp) / "qwen2.5-0.5b-shaped", args.layers)
+        model_dir = build_model(Path(tmp) / "qwen2.5-0.5b-shaped", args.layers, args.vocab)
         for variant in args.variants.split(","):
             cmd = [sys.executable, __file__, "--child", variant, "--model-dir", str(model_dir)]
-            for key in ("rows", "micro", "prompt", "completion", "layers", "chunk"):
+            for key in ("rows", "micro", "prompt", "completion", "layers", "chunk", "vocab"):
                 cmd += [f"--{key}", str(getattr(args, key))]
             done = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if done.returncode != 0:
@@ -214,9 +219,10 @@ def main() -> None:
                 continue
             rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     params = {
-        k: getattr(args, k) for k in ("rows", "micro", "prompt", "completion", "layers", "chunk", "quick")
+        k: getattr(args, k)
+        for k in ("rows", "micro", "prompt", "completion", "layers", "chunk", "vocab", "quick")
     }
-    params["model"] = "Qwen2.5-0.5B-shaped, random init, vocab 151936, fp32, CPU"
+    params["model"] = f"Qwen2.5-0.5B-shaped, random init, vocab {args.vocab}, fp32, CPU"
     out = Path(args.out) if args.out else results_dir() / "train_memory.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": machine(), "parameters": params, "rows": rows}, indent=2) + "\n")

@@ -62,6 +62,8 @@ class TrainerState:
     #: Uids of every group trained on: a group redelivered after a crash is recognised and
     #: acknowledged without being used twice.
     consumed_uids: list[str] = field(default_factory=list)
+    #: The iteration whose validation reached ``validation.stop_at``: the run is over.
+    stopped_at: int | None = None
 
 
 def is_peft_model(model: Any) -> bool:

@@ -516,6 +516,19 @@ class ValidationSettings(_Strict):
         description="Print the best observation-blind policy's success on these tasks "
         "(Sokoban; envhub.train.blind).",
     )
+    stop_at: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="End the run at the first validation whose val/success reaches this target: the "
+        "run is checkpointed there and a resume trains no further. Null: run every iteration.",
+    )
+
+    @model_validator(mode="after")
+    def _stop_needs_validation(self) -> ValidationSettings:
+        if self.stop_at is not None and not self.every:
+            raise ValueError("validation.stop_at needs validation.every > 0 (it is checked at each validation)")
+        return self
 
 
 class OutputConfig(_Strict):

@@ -485,7 +485,7 @@ class Trainer:
         config = self.config
         self._resume()
         result = TrainResult(run_dir=self.run_dir, policy_version=self.state.policy_version)
-        if self.state.iteration >= config.iterations:
+        if self.state.iteration >= config.iterations or self.state.stopped_at is not None:
             return result
         await self._check_weight_sync()
         schedule = TaskSchedule(
@@ -587,7 +587,7 @@ class Trainer:
         durable = not isinstance(queue, MemoryQueue)
         unacked: list[Delivery] = []
         try:
-            while self.state.iteration < config.iterations:
+            while self.state.iteration < config.iterations and self.state.stopped_at is None:
                 t0 = time.perf_counter()
                 deliveries = await self._take(queue, batch, failures)
                 rollout_s = time.perf_counter() - t0
@@ -627,6 +627,10 @@ class Trainer:
                     metrics.update(validation)
                 # every rank's share of the batch, not rank 0's (collective: all ranks reach it)
                 metrics = reduce_metrics(metrics)
+                target = config.validation.stop_at
+                if target is not None and metrics.get("val/success", -1.0) >= target:
+                    # From the reduced metrics: every rank sees the same value and stops together.
+                    self.state.stopped_at = self.state.iteration
                 it = IterationResult(self.state.iteration, metrics)
                 result.iterations.append(it)
                 if logger is not None:
@@ -634,7 +638,7 @@ class Trainer:
                 if self._on_iteration is not None:
                     self._on_iteration(it)
                 every = config.output.checkpoint_every
-                last = self.state.iteration == config.iterations
+                last = self.state.iteration == config.iterations or self.state.stopped_at is not None
                 if (every and self.state.iteration % every == 0) or last:
                     self._checkpoint()
                     await queue.ack(unacked)

@@ -164,6 +164,28 @@ def test_validation_runs_every_k_iterations_at_temperature_0_4(small_model_dir: 
     assert any(key.startswith("val/success/hops/") for key in logged)  # SearchQA's declared breakdown
 
 
+def test_a_run_ends_at_the_first_validation_that_reaches_stop_at(small_model_dir: Path, tmp_path: Path) -> None:
+    # stop_at 0: the first validation (iteration 1) reaches it, so the run ends there, checkpointed,
+    # and running the same recipe again trains no further.
+    over = {"validation.every": 1, "validation.tasks": 2, "validation.stop_at": 0.0}
+    result = train(_config(small_model_dir, tmp_path / "stop", iterations=3, **over))
+    assert [r.iteration for r in result.iterations] == [1]
+    assert latest_checkpoint(tmp_path / "stop") is not None
+    again = train(_config(small_model_dir, tmp_path / "stop", iterations=3, **over))
+    assert again.iterations == [] and again.policy_version == result.policy_version
+    # A target no validation reaches: every iteration runs.
+    over["validation.stop_at"] = 1.0
+    longer = train(_config(small_model_dir, tmp_path / "full", iterations=2, **over))
+    assert [r.iteration for r in longer.iterations] == [1, 2] or longer.validation[-1].metrics["val/success"] == 1.0
+
+
+def test_stop_at_without_validation_is_refused(small_model_dir: Path, tmp_path: Path) -> None:
+    from envhub.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="validation.every"):
+        _config(small_model_dir, tmp_path, **{"validation.stop_at": 0.5})
+
+
 def test_envhub_plot_draws_a_run(small_model_dir: Path, tmp_path: Path) -> None:
     train(_config(small_model_dir, tmp_path / "p", iterations=1))
     out = subprocess.run(

@@ -38,6 +38,7 @@ NO_REFERENCE = {
     "gigpo_sokoban_easy",
     "gigpo_sokoban_onepush",
     "graphgpo_sokoban_onepush",
+    "coso_sokoban_onepush",
     "grpo_search_trajectory",  # a CPU-sized smoke recipe of trajectory mode
 }
 

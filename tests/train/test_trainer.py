@@ -219,6 +219,37 @@ def test_graphgpo_recipe_trains_two_iterations(small_model_dir: Path, tmp_path: 
     assert all(r["rows/count"] == 16 for r in rows)
 
 
+def test_coso_recipe_trains_an_iteration_with_the_causal_entropy(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    recipe = Path(__file__).resolve().parents[2] / "trainers" / "coso_sokoban_onepush.yaml"
+    config = load_config(
+        recipe,
+        overrides={
+            "model.path": str(small_model_dir),
+            "iterations": 1,
+            "output.run_dir": str(tmp_path / "coso"),
+            "output.progress": False,
+            "rollout.group_size": 4,
+            "rollout.batch_tasks": 4,
+            "loss.coso.pretrain": 2,  # the authors' 500 take minutes on a CPU
+            "loss.coso.samples": 64,
+            "validation.every": 0,
+            "validation.before_training": False,
+            "validation.blind_ceiling": False,
+        },
+    )
+    assert config.loss.entropy == "coso" and config.loss.coso.window == 4
+    result = train(config)
+    assert result.policy_version == 1
+    (row,) = read_metrics(tmp_path / "coso")
+    assert row["rows/count"] == 16
+    assert row["coso/steps"] == 4  # pretrain 2 updates x 2 epochs
+    assert 0.0 <= row["coso/accuracy"] <= 1.0 and row["coso/loss"] > 0
+    assert 0.0 <= row["coso/weight_mean"] <= 1.0
+    assert row["actor/entropy"] >= 0.0
+
+
 def test_graphgpo_progress_variant_runs_and_bad_settings_are_refused(
     small_model_dir: Path, tmp_path: Path
 ) -> None:

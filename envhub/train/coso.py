@@ -1,10 +1,11 @@
 """CoSo's causal entropy: the entropy bonus weighted by each token's effect on the action.
 
-Counterfactual Soft RL (Feng, Cheng et al., ICML 2025, arXiv 2505.03792). A small classifier
-``p_phi(a | y)`` learns which action ``a`` (the env's projected action) an utterance ``y`` (the
-policy's response tokens) leads to. The effect of token ``t`` is how much replacing the
-window ``y_t .. y_{t+w-1}`` (w = 4) by the unknown token moves the classifier's probability
-of the action actually taken::
+Counterfactual Soft RL (Feng, Tan, Lyu, Zheng, Xu, Yan, Huang, An, "Towards Efficient Online
+Tuning of VLM Agents via Counterfactual Soft Reinforcement Learning", ICML 2025, arXiv
+2505.03792). A small classifier ``p_phi(a | y)`` learns which action ``a`` (the env's projected
+action) an utterance ``y`` (the policy's response tokens) leads to. The effect of token ``t``
+is how much replacing the window ``y_t .. y_{t+w-1}`` (w = 4) by the unknown token moves the
+classifier's probability of the action actually taken::
 
     c_t = | p_phi(a | y) - p_phi(a | y with y_t..y_{t+w-1} := [UNK]) |
 

@@ -40,6 +40,8 @@ __all__ = [
     "ROLLOUT_SHORTHANDS",
     "SAMPLING_SEED",
     "Algo",
+    "CoSoConfig",
+    "EntropyKind",
     "GroundedSettings",
     "KPOConfig",
     "LoRAConfig",
@@ -59,6 +61,9 @@ __all__ = [
 Algo = Literal["grpo", "gigpo", "hgpo", "graphgpo"]
 #: Data parallelism under torchrun (``envhub.train.parallel``).
 Strategy = Literal["ddp", "fsdp2"]
+#: The entropy bonus: ``plain`` (every response token alike) or ``coso`` (CoSo's causal entropy,
+#: :mod:`envhub.train.coso`).
+EntropyKind = Literal["plain", "coso"]
 
 
 class TrainerCredentials(BaseSettings):
@@ -378,6 +383,55 @@ class KPOConfig(_Strict):
     )
 
 
+class CoSoConfig(_Strict):
+    """CoSo's causal entropy (``loss.entropy: coso``; :mod:`envhub.train.coso`).
+
+    The defaults are the authors' (``langfengQ/CoSo`` @ eb4f205c: ``digirl/models/autoui_agent.py``
+    builds the classifier, ``update_causal`` in ``digirl/algorithms/causal_digirl/trainer.py``
+    and ``scripts/config/main/default.yaml`` set its schedule).
+    """
+
+    window: int = Field(
+        default=4, ge=1, description="Tokens replaced by the unknown token from each position on."
+    )
+    hidden: int = Field(default=128, ge=8, description="The classifier's width.")
+    heads: int = Field(default=4, ge=1, description="Attention heads (must divide hidden).")
+    layers: int = Field(default=3, ge=1, description="Transformer encoder layers.")
+    ffn: int = Field(default=512, ge=1, description="Feed-forward width of each layer.")
+    max_positions: int = Field(
+        default=512, ge=1, description="The classifier reads a response's first this many tokens."
+    )
+    dropout: float = Field(default=0.1, ge=0.0, lt=1.0, description="Dropout while training the classifier.")
+    max_labels: int = Field(
+        default=64,
+        ge=2,
+        description="Action classes: projected actions in order of first appearance; past this "
+        "many, new actions share the last class.",
+    )
+    lr: float = Field(default=1e-5, gt=0.0, description="Adam's learning rate for the classifier.")
+    epochs: int = Field(default=2, ge=1, description="Optimizer steps per classifier update.")
+    samples: int = Field(
+        default=1024, ge=1, description="(response, action) pairs drawn from the buffer per step."
+    )
+    batch_rows: int = Field(default=512, ge=1, description="Pairs per forward pass (gradients summed).")
+    grad_clip: float = Field(default=0.01, gt=0.0, description="The classifier's gradient-norm clip.")
+    pretrain: int = Field(
+        default=500,
+        ge=0,
+        description="Classifier updates on the first iteration's rows before its policy update "
+        "(the authors pretrain on offline data); later iterations run one.",
+    )
+    buffer_rows: int = Field(
+        default=2000, ge=1, description="The classifier trains on the last this many valid rows."
+    )
+
+    @model_validator(mode="after")
+    def _sizes(self) -> CoSoConfig:
+        if self.hidden % self.heads:
+            raise ValueError(f"loss.coso.heads ({self.heads}) must divide loss.coso.hidden ({self.hidden})")
+        return self
+
+
 class LossConfig(_Strict):
     """verl 0.9.1's actor loss (``envhub.train.loss``)."""
 
@@ -420,6 +474,14 @@ class LossConfig(_Strict):
         "(straight through).",
     )
     entropy_coef: float = Field(default=0.001, ge=0.0)
+    entropy: EntropyKind = Field(
+        default="plain",
+        description="The entropy bonus: plain (every response token alike) or coso (CoSo's causal "
+        "entropy: each token's entropy weighted by its effect on the projected action).",
+    )
+    coso: CoSoConfig = Field(
+        default_factory=CoSoConfig, description="The causal model and its schedule (entropy: coso)."
+    )
     old_logprobs: Literal["recompute", "rollout"] = Field(
         default="recompute", description="recompute with the actor (verl's default) or use the rollout's."
     )
@@ -527,7 +589,9 @@ class ValidationSettings(_Strict):
     @model_validator(mode="after")
     def _stop_needs_validation(self) -> ValidationSettings:
         if self.stop_at is not None and not self.every:
-            raise ValueError("validation.stop_at needs validation.every > 0 (it is checked at each validation)")
+            raise ValueError(
+                "validation.stop_at needs validation.every > 0 (it is checked at each validation)"
+            )
         return self
 
 
@@ -590,6 +654,17 @@ class TrainConfig(_Strict):
             pass  # the in-process sampler records processed logprobs: usable as old logprobs
         if self.grounded.enabled:
             self._check_grounded()
+        if self.loss.entropy == "coso":
+            if self.loss.entropy_coef == 0:
+                raise ValueError(
+                    "loss.entropy='coso' weights the entropy bonus, and loss.entropy_coef=0 turns it "
+                    "off; set entropy_coef > 0 (the authors use 1.0) or entropy='plain'."
+                )
+            if self.rollout.trajectory_mode:
+                raise ValueError(
+                    "loss.entropy='coso' needs one action per row (step rows); trajectory_mode "
+                    "rows hold a whole episode. Use entropy='plain' or step rows."
+                )
         if self.loss.tis_threshold is not None and self.loss.old_logprobs == "rollout":
             raise ValueError(
                 "loss.tis_threshold corrects recomputed old logprobs against the rollout's; with "

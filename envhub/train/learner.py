@@ -582,6 +582,7 @@ class Learner:
         ref_logprobs: torch.Tensor | None = None,
         *,
         mini_batches: int | None = None,
+        entropy_weights: torch.Tensor | None = None,
     ) -> UpdateStats:
         """``ppo_epochs`` passes of clipped policy-gradient steps over ``rows``.
 
@@ -592,6 +593,8 @@ class Learner:
             mini_batches: split the rows into this many mini-batches instead of
                 ``mini_batch_rows`` each (under torchrun every rank must step the same number of
                 times; the caller agrees the count across ranks and keeps it <= every rank's rows).
+            entropy_weights: ``(rows, T)`` per-token weights of the entropy bonus, without
+                gradient (CoSo's ``c~``, :mod:`envhub.train.coso`); None weighs every token 1.
         """
         cfg, opt = self.loss_config, self.optim_config
         if cfg.kl_coef > 0 and ref_logprobs is None:
@@ -604,7 +607,9 @@ class Learner:
             tis = tis_weights(old_logprobs, rows.rollout_logprobs, cfg.tis_threshold)
         for _ in range(opt.ppo_epochs):
             for index in self._mini_batches(len(rows), mini_batches):
-                self._optimizer_step(module, rows, index, old_logprobs, ref_logprobs, tis, stats)
+                self._optimizer_step(
+                    module, rows, index, old_logprobs, ref_logprobs, tis, stats, entropy_weights
+                )
         n = max(stats.optimizer_steps + stats.skipped_steps, 1)
         for name in ("loss", "pg_loss", "kl", "entropy", "clipfrac", "clipfrac_lower", "approx_kl"):
             setattr(stats, name, getattr(stats, name) / n)
@@ -621,6 +626,7 @@ class Learner:
         ref: torch.Tensor | None,
         tis: torch.Tensor | None,
         stats: UpdateStats,
+        entropy_weights: torch.Tensor | None = None,
     ) -> None:
         opt = self.optim_config
         mini = rows.select(index)
@@ -642,8 +648,9 @@ class Learner:
             # FSDP2 reduce-scatters after every backward instead: skipping it would keep every
             # unsharded gradient until the last micro-batch, the memory FSDP2 is there to save.
             with sync:
+                ent_w = entropy_weights[chunk] if entropy_weights is not None else None
                 loss, parts = self._micro_loss(
-                    module, micro, chunk, old, ref, tis, mini_tokens, mini_rows, len(chunks)
+                    module, micro, chunk, old, ref, tis, mini_tokens, mini_rows, len(chunks), ent_w
                 )
                 if not torch.isfinite(loss):
                     finite = False
@@ -706,8 +713,13 @@ class Learner:
         mini_tokens: float,
         mini_rows: float,
         accumulation: int,
+        entropy_weights: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, float]]:
-        """The micro-batch's loss (to backpropagate) and its share of the logged values."""
+        """The micro-batch's loss (to backpropagate) and its share of the logged values.
+
+        ``entropy_weights`` (the micro-batch's rows) weigh each token's entropy in the bonus:
+        CoSo's causal entropy ``sum m c~ H / sum m`` under the ``token-mean`` aggregation.
+        """
         cfg = self.loss_config
         device = next(self.model.parameters()).device
         logp, entropy = _forward_response(
@@ -752,6 +764,8 @@ class Learner:
         loss = pg.loss
         ent_value = kl_value = 0.0
         if entropy is not None:
+            if entropy_weights is not None:
+                entropy = entropy * entropy_weights.to(device=entropy.device, dtype=entropy.dtype).detach()
             ent = agg_loss(
                 entropy,
                 mask,

@@ -57,6 +57,7 @@ from envhub.train.checkpoint import (
     save_checkpoint,
 )
 from envhub.train.config import TrainConfig, TrainerCredentials
+from envhub.train.coso import CausalEntropy
 from envhub.train.grounded import RowScores, expert_texts, mix_into_rows
 from envhub.train.learner import Learner, resolve_device
 from envhub.train.parallel import (
@@ -231,6 +232,13 @@ def _records(deliveries: Sequence[Delivery]) -> list[Group]:
     return [d.group for d in deliveries]
 
 
+def _row_actions(deliveries: Sequence[Delivery | Group], kept: np.ndarray) -> list[str | None]:
+    """The projected action of each kept row (None where invalid), in the row builders' order."""
+    groups = [d.group if isinstance(d, Delivery) else d for d in deliveries]
+    steps = [s for g in groups for t in g.trajectories for s in t.steps]
+    return [steps[i].action if steps[i].is_action_valid else None for i in kept.tolist()]
+
+
 def column_metrics(groups: Sequence[GroupColumns]) -> dict[str, float]:
     """:func:`rollout_metrics` from columns (per task type only from records: see ``_train_on``)."""
     if not groups or not any(len(g.episode_return) for g in groups):
@@ -313,10 +321,29 @@ class Trainer:
         self.credentials = TrainerCredentials()  # ENVHUB_ENV_TOKEN, _ROLLOUT_TOKEN, _POLICY_API_KEY
         self.sampling = config.rollout.sampling
         self._tis = config.loss.tis_threshold
+        #: CoSo's causal model (``loss.entropy: coso``), trained on every iteration's rows.
+        self.coso = self._causal_entropy() if config.loss.entropy == "coso" else None
         if self._tis is None and config.max_staleness > 0 and config.loss.old_logprobs == "recompute":
             self._tis = 2.0  # stale rows are corrected by default (Agent Lightning / verl: 2)
 
     # -- setup ---------------------------------------------------------------------------------
+
+    def _causal_entropy(self) -> CausalEntropy:
+        """CoSo's classifier over the policy's vocabulary, with the recipe's sizes and schedule."""
+        if self.dist.world > 1:
+            raise ConfigurationError(
+                "loss.entropy='coso' trains its action classifier in one process, and under "
+                f"torchrun each of the {self.dist.world} ranks would train its own; run CoSo "
+                "without torchrun, or use entropy='plain'.",
+            )
+        vocab = max(len(self.tokenizer.hf), self.model.get_input_embeddings().num_embeddings)
+        return CausalEntropy(
+            vocab,
+            self.tokenizer.hf,
+            **self.config.loss.coso.model_dump(),
+            seed=self.config.seed,
+            device=self.device,
+        )
 
     def _queue(self) -> GroupQueue:
         settings = QueueSettings()
@@ -670,10 +697,11 @@ class Trainer:
     async def _train_on(self, deliveries: Sequence[Delivery | Group]) -> dict[str, float]:
         """Advantages, old/ref logprobs and the update for one iteration's groups."""
         config = self.config
+        actions: list[str | None] | None = None
         if config.rollout.trajectory_mode:
             rows, metrics = await self._sequence_rows(deliveries)
         else:
-            rows, metrics = await self._step_rows(deliveries)
+            rows, metrics, actions = await self._step_rows(deliveries)
         metrics["rows/count"] = float(len(rows))
         adv = rows.advantages
         if adv.dim() == 1:
@@ -703,6 +731,11 @@ class Trainer:
             t = time.perf_counter()
             ref = self.learner.reference_logprobs(rows)
             out["time/ref_s"] = time.perf_counter() - t
+            weights = None
+            if self.coso is not None and actions is not None:
+                t = time.perf_counter()
+                weights = self._causal_weights(rows, actions, out)
+                out["time/coso_s"] = time.perf_counter() - t
             t = time.perf_counter()
             learner = self.learner
             saved = learner.loss_config
@@ -710,7 +743,7 @@ class Trainer:
                 learner.loss_config = saved.model_copy(update={"tis_threshold": self._tis})
             try:
                 learner.set_progress(self.state.iteration, config.iterations)
-                stats = learner.update(rows, old, ref, mini_batches=mini_batches)
+                stats = learner.update(rows, old, ref, mini_batches=mini_batches, entropy_weights=weights)
             finally:
                 learner.loss_config = saved
             out["time/update_s"] = time.perf_counter() - t
@@ -728,17 +761,37 @@ class Trainer:
         ids = [self.tokenizer.encode(text)[:limit] for text in expert_texts(self.spec, task_ids)]
         return RowScores(self.config.grounded, self.learner.text_hidden_states(ids), rows.group_index)
 
+    def _causal_weights(
+        self, rows: RowBatch, actions: Sequence[str | None], metrics: dict[str, float]
+    ) -> torch.Tensor:
+        """CoSo: add the rows to the classifier's buffer, train it, and weigh their tokens."""
+        assert self.coso is not None
+        ids, mask = rows.response_ids, rows.response_mask
+        metrics["coso/rows"] = float(self.coso.observe(ids, mask, actions))
+        fit = self.coso.update()
+        weights = self.coso.weights(ids, mask, actions)
+        valid = torch.tensor([a is not None for a in actions], dtype=torch.float32)[:, None] * mask
+        metrics["coso/loss"] = fit.loss
+        metrics["coso/accuracy"] = fit.accuracy
+        metrics["coso/steps"] = float(fit.steps)
+        metrics["coso/labels"] = float(len(self.coso.labels))
+        metrics["coso/weight_mean"] = float((weights * valid).sum() / valid.sum().clamp_min(1.0))
+        return weights
+
     def _staleness(self, versions: Sequence[int], metrics: dict[str, float]) -> None:
         if versions:
             lag = [self.state.policy_version - v for v in versions]
             metrics["staleness/mean"] = float(np.mean(lag))
             metrics["staleness/max"] = float(max(lag))
 
-    async def _step_rows(self, deliveries: Sequence[Delivery | Group]) -> tuple[RowBatch, dict[str, float]]:
-        """One row per step, with its step's advantage.
+    async def _step_rows(
+        self, deliveries: Sequence[Delivery | Group]
+    ) -> tuple[RowBatch, dict[str, float], list[str | None] | None]:
+        """One row per step, with its step's advantage, and with CoSo each row's action.
 
         Deliveries decoded as columns (a Redis queue) go straight to rows
         (:func:`build_rows_from_columns`, no records); others (in-process queue) through records.
+        The actions (None where invalid) are read from the records only when CoSo needs them.
         """
         config = self.config
         columns = [d.columns for d in deliveries if isinstance(d, Delivery) and d.columns is not None]
@@ -766,7 +819,8 @@ class Trainer:
         metrics["rows/overlong_masked"] = float(built.dropped_long)
         metrics["rows/overlong_truncated"] = float(built.truncated)
         metrics["rows/inexact"] = float(built.inexact)
-        return rows, metrics
+        actions = _row_actions(deliveries, built.kept) if self.coso is not None else None
+        return rows, metrics, actions
 
     def _row_limits(self) -> dict[str, Any]:
         """The padding and length limits every row builder takes (step, column and sequence rows)."""

@@ -39,6 +39,7 @@ NO_REFERENCE = {
     "gigpo_sokoban_onepush",
     "graphgpo_sokoban_onepush",
     "timerpo_timeseries",  # the authors' settings on envhub's env; no reference run for it
+    "coso_sokoban_onepush",
     "grpo_search_trajectory",  # a CPU-sized smoke recipe of trajectory mode
 }
 

@@ -164,7 +164,9 @@ def test_validation_runs_every_k_iterations_at_temperature_0_4(small_model_dir: 
     assert any(key.startswith("val/success/hops/") for key in logged)  # SearchQA's declared breakdown
 
 
-def test_a_run_ends_at_the_first_validation_that_reaches_stop_at(small_model_dir: Path, tmp_path: Path) -> None:
+def test_a_run_ends_at_the_first_validation_that_reaches_stop_at(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
     # stop_at 0: the first validation (iteration 1) reaches it, so the run ends there, checkpointed,
     # and running the same recipe again trains no further.
     over = {"validation.every": 1, "validation.tasks": 2, "validation.stop_at": 0.0}
@@ -176,13 +178,15 @@ def test_a_run_ends_at_the_first_validation_that_reaches_stop_at(small_model_dir
     # A target no validation reaches: every iteration runs.
     over["validation.stop_at"] = 1.0
     longer = train(_config(small_model_dir, tmp_path / "full", iterations=2, **over))
-    assert [r.iteration for r in longer.iterations] == [1, 2] or longer.validation[-1].metrics["val/success"] == 1.0
+    assert [r.iteration for r in longer.iterations] == [1, 2] or longer.validation[-1].metrics[
+        "val/success"
+    ] == 1.0
 
 
 def test_stop_at_without_validation_is_refused(small_model_dir: Path, tmp_path: Path) -> None:
     from envhub.core.errors import ConfigurationError
 
-    with pytest.raises(ConfigurationError, match="validation.every"):
+    with pytest.raises(ConfigurationError, match=r"validation\.every"):
         _config(small_model_dir, tmp_path, **{"validation.stop_at": 0.5})
 
 
@@ -239,6 +243,38 @@ def test_graphgpo_recipe_trains_two_iterations(small_model_dir: Path, tmp_path: 
     rows = read_metrics(tmp_path / "graphgpo")
     assert [r["iteration"] for r in rows] == [1, 2]
     assert all(r["rows/count"] == 16 for r in rows)
+
+
+def test_coso_recipe_trains_an_iteration_with_the_causal_entropy(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    recipe = Path(__file__).resolve().parents[2] / "trainers" / "coso_sokoban_onepush.yaml"
+    config = load_config(
+        recipe,
+        overrides={
+            "model.path": str(small_model_dir),
+            "iterations": 1,
+            "output.run_dir": str(tmp_path / "coso"),
+            "output.progress": False,
+            "rollout.group_size": 4,
+            "rollout.batch_tasks": 4,
+            "loss.coso.pretrain": 2,  # the authors' 500 take minutes on a CPU
+            "loss.coso.samples": 64,
+            "rollout.sampling_seed": 3,  # replies that start with a move, so some rows have a label
+            "validation.every": 0,
+            "validation.before_training": False,
+            "validation.blind_ceiling": False,
+        },
+    )
+    assert config.loss.entropy == "coso" and config.loss.coso.window == 4
+    result = train(config)
+    assert result.policy_version == 1
+    (row,) = read_metrics(tmp_path / "coso")
+    assert row["rows/count"] == 16 and row["coso/rows"] > 0
+    assert row["coso/steps"] == 4  # pretrain 2 updates x 2 epochs
+    assert 0.0 <= row["coso/accuracy"] <= 1.0 and row["coso/loss"] > 0
+    assert 0.0 <= row["coso/weight_mean"] <= 1.0
+    assert row["actor/entropy"] >= 0.0
 
 
 def test_graphgpo_progress_variant_runs_and_bad_settings_are_refused(

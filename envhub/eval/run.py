@@ -28,6 +28,7 @@ from envhub.core.wire import (
     MAX_CONCURRENT_GROUPS,
     MAX_GROUP_SIZE,
     ContextConfig,
+    NoBooleanNumbers,
     PolicyEndpoint,
     RolloutRequest,
     SamplingRequest,
@@ -70,7 +71,7 @@ SUMMARY = "summary.md"
 _SPECS: dict[str, type[BaseModel]] = {"sampling": SamplingRequest, "context": ContextConfig}
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(NoBooleanNumbers):
     """What to evaluate: an env, a policy, tasks, n samples per task, and the job's specs.
 
     ``sampling`` and ``context`` are the rollout job's own specs, passed to it whole. A field of

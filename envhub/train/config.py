@@ -30,7 +30,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError
-from envhub.core.wire import PolicyEndpoint, RolloutRequest, redact
+from envhub.core.wire import NoBooleanNumbers, PolicyEndpoint, RolloutRequest, redact
 from envhub.rollout.jobs import set_path
 from envhub.train.loss import KLKind
 
@@ -78,7 +78,9 @@ class TrainerCredentials(BaseSettings):
     )
 
 
-class _Strict(BaseModel):
+class _Strict(NoBooleanNumbers):
+    """A section of the recipe: unknown keys and a boolean where a number is asked are refused."""
+
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
@@ -527,7 +529,9 @@ class ValidationSettings(_Strict):
     @model_validator(mode="after")
     def _stop_needs_validation(self) -> ValidationSettings:
         if self.stop_at is not None and not self.every:
-            raise ValueError("validation.stop_at needs validation.every > 0 (it is checked at each validation)")
+            raise ValueError(
+                "validation.stop_at needs validation.every > 0 (it is checked at each validation)"
+            )
         return self
 
 

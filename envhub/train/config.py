@@ -283,6 +283,10 @@ class RolloutSettings(RolloutRequest):
             data["sampling"] = {**_TRAINER_SAMPLING_DEFAULTS, **(sampling or {})}
         policy = data.get("policy")
         if isinstance(policy, dict) and "base_url" in policy:
+            if data.get("policy_url") is not None:
+                # policy_url (--policy-url) is set over policy.base_url: the section then records
+                # the server its requests go to, not one they never reach (config.json, jobs).
+                data["policy"] = {**policy, "base_url": data["policy_url"]}
             data.setdefault("policy_url", policy["base_url"])
             data.setdefault("generation", "openai")
         return data

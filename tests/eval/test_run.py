@@ -119,6 +119,8 @@ def test_the_sampling_flags_fill_the_spec_and_a_bad_one_is_one_line(tmp_path: Pa
         ("--max-tokens", "0", "--max-tokens"),
         ("--set", "sampling.top_k=-7", "--set sampling.top_k"),
         ("--set", "sampling.seed=true", "--set sampling.seed"),  # a boolean is no number
+        ("--set", "no_such_key=1", "--set no_such_key"),  # no --no-such-key flag to point at
+        ("--set", "env_kwargs=3", "--set env_kwargs"),
     ]
     for flag, value, shown in bad_flags:
         bad = [*args[:-4], flag, value, "-o", str(tmp_path / "b")]

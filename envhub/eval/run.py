@@ -356,9 +356,22 @@ def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _saved_config(text: str) -> dict[str, Any]:
-    """A folder's ``eval.json`` in today's form (an older flat one is read through EvalConfig)."""
-    saved = json.loads(text)
+def _saved_config(path: Path) -> dict[str, Any]:
+    """A folder's ``eval.json`` in today's form (an older flat one is read through EvalConfig).
+
+    Raises:
+        ConfigurationError: the file is not a JSON object (a run stopped while writing it).
+    """
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        saved = None
+    if not isinstance(saved, dict):
+        raise ConfigurationError(
+            f"{path} is not an eval's configuration (no JSON object); give a new --out, or remove "
+            "the folder to start over.",
+            out=str(path.parent),
+        )
     try:
         return EvalConfig.model_validate(saved).model_dump(mode="json")
     except ValidationError:
@@ -371,7 +384,7 @@ def _check_config(out: Path, config: EvalConfig) -> bool:
     given = config.model_dump(mode="json")
     if not path.exists():
         return False
-    saved = _saved_config(path.read_text(encoding="utf-8"))
+    saved = _saved_config(path)
     old, new = _flat(saved), _flat(given)
     diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k) and k not in _NOT_EPISODES)
     if diff:

@@ -128,3 +128,13 @@ def test_the_sampling_flags_fill_the_spec_and_a_bad_one_is_one_line(tmp_path: Pa
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert done.returncode == 2 and len(lines) == 1 and shown in lines[0], done.stderr
         assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("text", ['{"env": "TimeSer', "[1, 2]", ""])
+def test_a_folder_whose_eval_json_is_unreadable_is_refused_in_one_line(tmp_path: Path, text: str) -> None:
+    # A run stopped while writing eval.json left it cut short: resuming raised a raw
+    # JSONDecodeError (a traceback on the command line), not the one-line refusal.
+    (tmp_path / "eval.json").write_text(text)
+    config = EvalConfig(env=TS, policy="random", split="test", limit=1)
+    with pytest.raises(ConfigurationError, match=r"eval\.json .*(not|no) .*new --out"):
+        evaluate(config, tmp_path, plots=False)

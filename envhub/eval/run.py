@@ -128,7 +128,10 @@ class EvalConfig(NoBooleanNumbers):
             if not flat:
                 continue
             nested = data.get(key)
-            nested = nested.model_dump() if isinstance(nested, BaseModel) else dict(nested or {})
+            # A spec object counts what it was given, not its defaults (as a mapping does).
+            nested = (
+                nested.model_dump(exclude_unset=True) if isinstance(nested, BaseModel) else dict(nested or {})
+            )
             for name, value in flat.items():
                 if name in nested and nested[name] != value:
                     raise ValueError(f"{name} is a shorthand of {key}.{name}; give one of them")

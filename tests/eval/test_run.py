@@ -138,3 +138,13 @@ def test_a_folder_whose_eval_json_is_unreadable_is_refused_in_one_line(tmp_path:
     config = EvalConfig(env=TS, policy="random", split="test", limit=1)
     with pytest.raises(ConfigurationError, match=r"eval\.json .*(not|no) .*new --out"):
         evaluate(config, tmp_path, plots=False)
+
+
+def test_a_flat_shorthand_beside_a_spec_object_conflicts_only_with_what_it_set() -> None:
+    # The spec given as an object was compared with its defaults too: SamplingRequest(top_p=0.9)
+    # and temperature=0.5 were refused as two temperatures, while the same as a dict was taken.
+    config = EvalConfig(env=TS, policy="random", sampling=SamplingRequest(top_p=0.9), temperature=0.5)
+    assert config.sampling == SamplingRequest(top_p=0.9, temperature=0.5)
+    assert config == EvalConfig(env=TS, policy="random", sampling={"top_p": 0.9}, temperature=0.5)
+    with pytest.raises(ValidationError, match=r"shorthand of sampling\.temperature"):
+        EvalConfig(env=TS, policy="random", sampling=SamplingRequest(temperature=1.0), temperature=0.5)

@@ -185,11 +185,13 @@ def nest_shorthands(section: dict[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"rollout.{key} is a shorthand of rollout.{nested}; give one of them")
             data[section_name] = value
             continue
-        target = data.get(section_name)
-        if isinstance(target, BaseModel):
-            target = target.model_dump()
-        target = dict(target) if isinstance(target, dict) else {}
-        if field in target and target[field] != value:
+        spec = data.get(section_name)
+        if isinstance(spec, BaseModel):  # what the object was given conflicts, not its defaults
+            target, given = spec.model_dump(), spec.model_dump(exclude_unset=True)
+        else:
+            target = dict(spec) if isinstance(spec, dict) else {}
+            given = target
+        if field in given and given[field] != value:
             raise ValueError(f"rollout.{key} is a shorthand of rollout.{nested}; give one of them")
         data[section_name] = {**target, field: value}
     return data

@@ -150,8 +150,10 @@ def _number_only(annotation: Any) -> bool:
 
 
 def _numbers_only(annotation: Any) -> bool:
-    """Whether a field of this type is a list of numbers (``ks: list[int]``), booleans not among them."""
-    return get_origin(annotation) is list and _number_only(get_args(annotation)[0])
+    """Whether a field of this type is a list or tuple of numbers (``ks: list[int]``,
+    ``betas: tuple[float, float]``), booleans not among them."""
+    items = [a for a in get_args(annotation) if a is not Ellipsis]
+    return get_origin(annotation) in (list, tuple) and bool(items) and all(map(_number_only, items))
 
 
 class NoBooleanNumbers(BaseModel):
@@ -172,7 +174,7 @@ class NoBooleanNumbers(BaseModel):
             if _number_only(cls.model_fields[info.field_name].annotation):
                 raise PydanticCustomError("number_not_boolean", "Input should be a number, not a boolean")
         elif (
-            isinstance(value, list)
+            isinstance(value, list | tuple)
             and any(isinstance(v, bool) for v in value)
             and _numbers_only(cls.model_fields[info.field_name].annotation)
         ):

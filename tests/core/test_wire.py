@@ -80,6 +80,7 @@ def _train(**fields: Any) -> dict[str, Any]:
         ("train", _train(loss={"kl_coef": True}), ("loss", "kl_coef")),
         ("train", _train(optim={"lr": True}), ("optim", "lr")),
         ("train", _train(output={"checkpoint_every": True}), ("output", "checkpoint_every")),
+        ("train", _train(optim={"betas": [True, 0.999]}), ("optim", "betas")),
     ],
 )
 def test_the_eval_and_trainer_configs_refuse_a_boolean_for_a_number_too(

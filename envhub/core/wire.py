@@ -156,6 +156,9 @@ def _numbers_only(annotation: Any) -> bool:
     return get_origin(annotation) in (list, tuple) and bool(items) and all(map(_number_only, items))
 
 
+_SEQUENCES = (list, tuple)
+
+
 class NoBooleanNumbers(BaseModel):
     """A model whose number fields refuse a boolean (pydantic's lax mode reads ``true`` as 1).
 
@@ -167,14 +170,13 @@ class NoBooleanNumbers(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        # isinstance first: every other value passes at the cost of one check.
-        if info.field_name is None:
-            return value
+        # isinstance first: a string (the hot path's fields) passes at the cost of two checks.
         if isinstance(value, bool):
-            if _number_only(cls.model_fields[info.field_name].annotation):
+            if info.field_name is not None and _number_only(cls.model_fields[info.field_name].annotation):
                 raise PydanticCustomError("number_not_boolean", "Input should be a number, not a boolean")
         elif (
-            isinstance(value, list | tuple)
+            isinstance(value, _SEQUENCES)
+            and info.field_name is not None
             and any(isinstance(v, bool) for v in value)
             and _numbers_only(cls.model_fields[info.field_name].annotation)
         ):

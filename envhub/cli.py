@@ -483,6 +483,14 @@ def rollout_command(
         _drop_empty(out, out_existed)
         raise
     report = played.report
+    if report.dropped and report.published == 0:  # as the service ends such a job: failed
+        _drop_empty(out, out_existed)
+        first = f"; the first: {report.error.message}" if report.error is not None else ""
+        raise error_from_wire(
+            "ALL_GROUPS_DROPPED",
+            f"job {job_id}: every group was dropped (causes: {report.drops_by_cause}){first}",
+            {"drops_by_cause": dict(report.drops_by_cause)},
+        )
     Console().print(
         f"job {job_id}: {report.published} groups written to {where}, {report.dropped} dropped "
         f"{report.drops_by_cause or ''}, {report.retried} re-run, {report.steps} steps "

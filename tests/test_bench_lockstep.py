@@ -120,3 +120,58 @@ def test_the_equal_turn_bound_counts_the_tail() -> None:
     # Tasks 0-5 (20, 20, 8, 20, 11, 16) on 2 slots: lockstep 20 + 20 + 16 = 56; independent:
     # task-4 starts at 28 on task-2's slot, task-5 at 39 after it, so the last ends at 55.
     assert rollout_vllm.turn_bound(rollout_vllm.Setup(6, 2, 2, 20, 16)) == 56 / 55
+
+
+def test_the_prefix_cache_counters_are_read_from_vllms_metric_names() -> None:
+    # vLLM 0.32 (v1/metrics/loggers.py) declares prometheus_client Counters named
+    # vllm:prefix_cache_queries / vllm:prefix_cache_hits, one series per engine, beside
+    # vllm:external_prefix_cache_* (a KV connector's, not the prefix cache's): the exposition
+    # is what prometheus_client writes for them (`_total` and `_created` samples).
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from prometheus_client import CollectorRegistry, Counter, generate_latest
+
+    registry = CollectorRegistry()
+    labels = ["model_name", "engine"]
+    queries = Counter("vllm:prefix_cache_queries", "q", labels, registry=registry)
+    hits = Counter("vllm:prefix_cache_hits", "h", labels, registry=registry)
+    external = Counter("vllm:external_prefix_cache_hits", "x", labels, registry=registry)
+    for engine, (q, h) in enumerate([(100, 40), (50, 10)]):
+        queries.labels("m", str(engine)).inc(q)
+        hits.labels("m", str(engine)).inc(h)
+    external.labels("m", "0").inc(1000)
+
+    class Metrics(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = generate_latest(registry)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Metrics)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        before = rollout_vllm.prefix_cache_counters(url)
+        assert before == (50.0, 150.0)
+        queries.labels("m", "0").inc(100)
+        hits.labels("m", "0").inc(75)
+        assert rollout_vllm.hit_rate(before, rollout_vllm.prefix_cache_counters(url)) == 0.75
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_runs_that_did_different_work_are_not_compared() -> None:
+    row = {"repeat": 0, "episodes": 8, "steps": 40, "generated_tokens": 900}
+    same = [{**row, "mode": "lockstep"}, {**row, "mode": "independent"}, {**row, "mode": "raw"}]
+    rollout_vllm.check_same_work(same)
+    for mode, key in (("lockstep", "steps"), ("raw", "generated_tokens")):
+        other = [r if r["mode"] != mode else {**r, key: r[key] + 1} for r in same]
+        with pytest.raises(SystemExit, match="not the same work"):
+            rollout_vllm.check_same_work(other)

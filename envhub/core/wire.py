@@ -77,6 +77,7 @@ __all__ = [
     "HistoryFrame",
     "HistoryOptions",
     "HistoryStyle",
+    "NoBooleanNumbers",
     "OpenEnvAction",
     "OpenEnvMetadata",
     "OpenEnvObservation",
@@ -148,26 +149,50 @@ def _number_only(annotation: Any) -> bool:
     return bool not in members and any(m in (int, float) for m in members)
 
 
-class _Request(BaseModel):
-    """Base of request bodies: unknown fields are a 422, not silently dropped.
+def _numbers_only(annotation: Any) -> bool:
+    """Whether a field of this type is a list or tuple of numbers (``ks: list[int]``,
+    ``betas: tuple[float, float]``), booleans not among them."""
+    items = [a for a in get_args(annotation) if a is not Ellipsis]
+    return get_origin(annotation) in (list, tuple) and bool(items) and all(map(_number_only, items))
 
-    A boolean where a number is asked is refused too: pydantic's lax mode reads ``true`` as 1,
-    so ``--set count=true`` or ``{"group_size": true}`` would otherwise run a job nobody meant.
+
+_SEQUENCES = (list, tuple)
+
+
+class NoBooleanNumbers(BaseModel):
+    """A model whose number fields refuse a boolean (pydantic's lax mode reads ``true`` as 1).
+
+    The request models (:class:`_Request`) and the configs that carry them (``EvalConfig``,
+    the trainer's sections) share it, so ``--set count=true``, ``{"group_size": true}``,
+    ``envhub eval --set n=true`` and ``envhub-train --set iterations=true`` are all refused.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     @field_validator("*", mode="before")
     @classmethod
     def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        # isinstance first: every other value passes at the cost of one check.
-        if (
-            isinstance(value, bool)
+        # isinstance first: a string (the hot path's fields) passes at the cost of two checks.
+        if isinstance(value, bool):
+            if info.field_name is not None and _number_only(cls.model_fields[info.field_name].annotation):
+                raise PydanticCustomError("number_not_boolean", "Input should be a number, not a boolean")
+        elif (
+            isinstance(value, _SEQUENCES)
             and info.field_name is not None
-            and _number_only(cls.model_fields[info.field_name].annotation)
+            and any(isinstance(v, bool) for v in value)
+            and _numbers_only(cls.model_fields[info.field_name].annotation)
         ):
-            raise PydanticCustomError("number_not_boolean", "Input should be a number, not a boolean")
+            raise PydanticCustomError("number_not_boolean", "Input should be numbers, not booleans")
         return value
+
+
+class _Request(NoBooleanNumbers):
+    """Base of request bodies: unknown fields are a 422, not silently dropped.
+
+    A boolean where a number is asked is refused too (:class:`NoBooleanNumbers`): pydantic's lax
+    mode reads ``true`` as 1, so ``--set count=true`` or ``{"group_size": true}`` would otherwise
+    run a job nobody meant.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class _Response(BaseModel):

@@ -146,14 +146,32 @@ _FLAGS = {
 }
 
 
+#: Config keys whose flag is ``--<key>`` (the rest, and unknown keys, are reached by ``--set`` only).
+_SAME_NAME = frozenset(
+    {
+        "env",
+        "policy",
+        "policy_url",
+        "model",
+        "tokenizer",
+        "split",
+        "limit",
+        "n",
+        "max_steps",
+        "concurrency",
+        "seed",
+    }
+)
+
+
 def _flag(loc: tuple[str, ...]) -> str:
     """Where a config error is, as the user names it: ``--temperature``, ``--set sampling.top_k``."""
     if not loc:
         return ""
-    if loc[0] in ("sampling", "context") and len(loc) > 1:
-        key = ".".join(loc[:2])
-        return _FLAGS.get(key, f"--set {key}")
-    return _FLAGS.get(loc[0], "--" + loc[0].replace("_", "-"))
+    key = ".".join(loc[:2]) if loc[0] in ("sampling", "context") and len(loc) > 1 else loc[0]
+    if key in _SAME_NAME:
+        return "--" + key.replace("_", "-")
+    return _FLAGS.get(key, f"--set {key}")
 
 
 def _headline_table(report: dict[str, Any]) -> Table:

@@ -28,6 +28,7 @@ from envhub.core.wire import (
     MAX_CONCURRENT_GROUPS,
     MAX_GROUP_SIZE,
     ContextConfig,
+    NoBooleanNumbers,
     PolicyEndpoint,
     RolloutRequest,
     SamplingRequest,
@@ -70,7 +71,7 @@ SUMMARY = "summary.md"
 _SPECS: dict[str, type[BaseModel]] = {"sampling": SamplingRequest, "context": ContextConfig}
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(NoBooleanNumbers):
     """What to evaluate: an env, a policy, tasks, n samples per task, and the job's specs.
 
     ``sampling`` and ``context`` are the rollout job's own specs, passed to it whole. A field of
@@ -127,7 +128,10 @@ class EvalConfig(BaseModel):
             if not flat:
                 continue
             nested = data.get(key)
-            nested = nested.model_dump() if isinstance(nested, BaseModel) else dict(nested or {})
+            # A spec object counts what it was given, not its defaults (as a mapping does).
+            nested = (
+                nested.model_dump(exclude_unset=True) if isinstance(nested, BaseModel) else dict(nested or {})
+            )
             for name, value in flat.items():
                 if name in nested and nested[name] != value:
                     raise ValueError(f"{name} is a shorthand of {key}.{name}; give one of them")
@@ -355,9 +359,22 @@ def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _saved_config(text: str) -> dict[str, Any]:
-    """A folder's ``eval.json`` in today's form (an older flat one is read through EvalConfig)."""
-    saved = json.loads(text)
+def _saved_config(path: Path) -> dict[str, Any]:
+    """A folder's ``eval.json`` in today's form (an older flat one is read through EvalConfig).
+
+    Raises:
+        ConfigurationError: the file is not a JSON object (a run stopped while writing it).
+    """
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        saved = None
+    if not isinstance(saved, dict):
+        raise ConfigurationError(
+            f"{path} is not an eval's configuration (no JSON object); give a new --out, or remove "
+            "the folder to start over.",
+            out=str(path.parent),
+        )
     try:
         return EvalConfig.model_validate(saved).model_dump(mode="json")
     except ValidationError:
@@ -370,7 +387,7 @@ def _check_config(out: Path, config: EvalConfig) -> bool:
     given = config.model_dump(mode="json")
     if not path.exists():
         return False
-    saved = _saved_config(path.read_text(encoding="utf-8"))
+    saved = _saved_config(path)
     old, new = _flat(saved), _flat(given)
     diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k) and k not in _NOT_EPISODES)
     if diff:

@@ -167,11 +167,19 @@ async def export_stream(
     Without ``consume`` the stream is read with ``XRANGE`` (no consumer group): nothing is taken
     from anyone, and the export holds nothing back from retention. With ``consume`` the groups
     are read through consumer group ``group`` (its own, so the trainers' group keeps every
-    entry) and acked only once ``write`` returned, i.e. once the file is on disk; a failed write
-    acks nothing (the next ``--consume`` export gets the same groups again).
+    entry; a trainer run's group, ``trainers`` or ``trainers:<run>``, is refused) and acked
+    only once ``write`` returned, i.e. once the file is on disk; a failed write acks nothing
+    (the next ``--consume`` export gets the same groups again).
     """
     from envhub.rollout.queue.redis import RedisQueue, mask_url, read_stream
 
+    if consume and (group == "trainers" or group.startswith("trainers:")):
+        # run_group()'s names: acking a trainer run's entries here would take them from it.
+        raise ConfigurationError(
+            f"--group {group!r} is a trainer run's consumer group; consuming through it takes its "
+            "groups from that trainer. Give the export its own --group (default envhub-export).",
+            group=group,
+        )
     # It holds everything until the file is written: no bound on unacked deliveries.
     queue = RedisQueue(
         url, stream=stream, group=group, consumer="export", envs=envs, runs=runs, max_unacked=2**62

@@ -591,6 +591,13 @@ class JobManager:
         check_job(request, remote=True)
         for url in request.env_urls:
             self.allow.check(url, what="env")
+        if request.stream is not None and _a_queue_key(request.stream):
+            raise InvalidJobError(
+                f"stream {request.stream!r} is a key the queue keeps beside another stream (its dead "
+                "letters, a consumer group's de-duplication set or a group's lease); name another "
+                "stream, e.g. envhub:groups:<run>.",
+                stream=request.stream,
+            )
         if request.stream is not None and request.stream.startswith(self.reserved_prefixes):
             raise InvalidJobError(
                 f"stream {request.stream!r} is under a key prefix the service keeps for itself "
@@ -1066,6 +1073,12 @@ def _default_queue(settings: RolloutServiceSettings) -> tuple[GroupQueue, Servic
     # In-process, the journal only guards against publishing a slot twice (it dies with us).
     memory = MemoryQueue()
     return memory, EngineJournal(MemoryJournal(), memory)
+
+
+def _a_queue_key(stream: str) -> bool:
+    """Whether ``stream`` names a key RedisQueue keeps beside a stream S: ``S:dead`` (dead letters),
+    ``S:<group>:consumed`` (a consumer group's de-duplication set), ``S:<group>:lease:<uid>``."""
+    return stream.endswith((":dead", ":consumed")) or ":lease:" in stream
 
 
 def _job_channels(

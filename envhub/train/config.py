@@ -30,7 +30,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError
-from envhub.core.wire import PolicyEndpoint, RolloutRequest, redact
+from envhub.core.wire import NoBooleanNumbers, PolicyEndpoint, RolloutRequest, redact
 from envhub.rollout.jobs import set_path
 from envhub.train.loss import KLKind
 
@@ -83,7 +83,9 @@ class TrainerCredentials(BaseSettings):
     )
 
 
-class _Strict(BaseModel):
+class _Strict(NoBooleanNumbers):
+    """A section of the recipe: unknown keys and a boolean where a number is asked are refused."""
+
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
@@ -188,11 +190,13 @@ def nest_shorthands(section: dict[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"rollout.{key} is a shorthand of rollout.{nested}; give one of them")
             data[section_name] = value
             continue
-        target = data.get(section_name)
-        if isinstance(target, BaseModel):
-            target = target.model_dump()
-        target = dict(target) if isinstance(target, dict) else {}
-        if field in target and target[field] != value:
+        spec = data.get(section_name)
+        if isinstance(spec, BaseModel):  # what the object was given conflicts, not its defaults
+            target, given = spec.model_dump(), spec.model_dump(exclude_unset=True)
+        else:
+            target = dict(spec) if isinstance(spec, dict) else {}
+            given = target
+        if field in given and given[field] != value:
             raise ValueError(f"rollout.{key} is a shorthand of rollout.{nested}; give one of them")
         data[section_name] = {**target, field: value}
     return data
@@ -286,6 +290,10 @@ class RolloutSettings(RolloutRequest):
             data["sampling"] = {**_TRAINER_SAMPLING_DEFAULTS, **(sampling or {})}
         policy = data.get("policy")
         if isinstance(policy, dict) and "base_url" in policy:
+            if data.get("policy_url") is not None:
+                # policy_url (--policy-url) is set over policy.base_url: the section then records
+                # the server its requests go to, not one they never reach (config.json, jobs).
+                data["policy"] = {**policy, "base_url": data["policy_url"]}
             data.setdefault("policy_url", policy["base_url"])
             data.setdefault("generation", "openai")
         return data

@@ -59,3 +59,39 @@ def test_numbers_and_booleans_still_go_where_they_belong() -> None:
     assert ContextConfig(agentocr=True, history_length=0).agentocr
     assert PolicyEndpoint(base_url="http://p/v1", model="m", timeout_s=5).timeout_s == 5.0
     assert SamplingRequest(seed=None).seed is None
+
+
+def _eval(**fields: Any) -> dict[str, Any]:
+    return {"env": "timeseries", "policy": "random", **fields}
+
+
+def _train(**fields: Any) -> dict[str, Any]:
+    return {"env": "timeseries", "model": {"path": "m"}, **fields}
+
+
+@pytest.mark.parametrize(
+    ("model", "fields", "loc"),
+    [
+        ("eval", _eval(n=True), ("n",)),
+        ("eval", _eval(limit=True), ("limit",)),
+        ("eval", _eval(concurrency=True), ("concurrency",)),
+        ("eval", _eval(ks=[True]), ("ks",)),
+        ("train", _train(iterations=True), ("iterations",)),
+        ("train", _train(loss={"kl_coef": True}), ("loss", "kl_coef")),
+        ("train", _train(optim={"lr": True}), ("optim", "lr")),
+        ("train", _train(output={"checkpoint_every": True}), ("output", "checkpoint_every")),
+        ("train", _train(optim={"betas": [True, 0.999]}), ("optim", "betas")),
+    ],
+)
+def test_the_eval_and_trainer_configs_refuse_a_boolean_for_a_number_too(
+    model: str, fields: dict[str, Any], loc: tuple[str, ...]
+) -> None:
+    # `envhub eval --set n=true` ran one sample per task; `envhub-train --set iterations=true` one
+    # iteration: the same lax reading the request models refuse.
+    from envhub.eval.run import EvalConfig
+    from envhub.train.config import TrainConfig
+
+    with pytest.raises(ValidationError) as caught:
+        {"eval": EvalConfig, "train": TrainConfig}[model].model_validate(fields)
+    error = caught.value.errors()[0]
+    assert error["loc"] == loc and "boolean" in error["msg"], caught.value.errors()

@@ -119,6 +119,8 @@ def test_the_sampling_flags_fill_the_spec_and_a_bad_one_is_one_line(tmp_path: Pa
         ("--max-tokens", "0", "--max-tokens"),
         ("--set", "sampling.top_k=-7", "--set sampling.top_k"),
         ("--set", "sampling.seed=true", "--set sampling.seed"),  # a boolean is no number
+        ("--set", "no_such_key=1", "--set no_such_key"),  # no --no-such-key flag to point at
+        ("--set", "env_kwargs=3", "--set env_kwargs"),
     ]
     for flag, value, shown in bad_flags:
         bad = [*args[:-4], flag, value, "-o", str(tmp_path / "b")]
@@ -126,3 +128,23 @@ def test_the_sampling_flags_fill_the_spec_and_a_bad_one_is_one_line(tmp_path: Pa
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert done.returncode == 2 and len(lines) == 1 and shown in lines[0], done.stderr
         assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("text", ['{"env": "TimeSer', "[1, 2]", ""])
+def test_a_folder_whose_eval_json_is_unreadable_is_refused_in_one_line(tmp_path: Path, text: str) -> None:
+    # A run stopped while writing eval.json left it cut short: resuming raised a raw
+    # JSONDecodeError (a traceback on the command line), not the one-line refusal.
+    (tmp_path / "eval.json").write_text(text)
+    config = EvalConfig(env=TS, policy="random", split="test", limit=1)
+    with pytest.raises(ConfigurationError, match=r"eval\.json .*(not|no) .*new --out"):
+        evaluate(config, tmp_path, plots=False)
+
+
+def test_a_flat_shorthand_beside_a_spec_object_conflicts_only_with_what_it_set() -> None:
+    # The spec given as an object was compared with its defaults too: SamplingRequest(top_p=0.9)
+    # and temperature=0.5 were refused as two temperatures, while the same as a dict was taken.
+    config = EvalConfig(env=TS, policy="random", sampling=SamplingRequest(top_p=0.9), temperature=0.5)
+    assert config.sampling == SamplingRequest(top_p=0.9, temperature=0.5)
+    assert config == EvalConfig(env=TS, policy="random", sampling={"top_p": 0.9}, temperature=0.5)
+    with pytest.raises(ValidationError, match=r"shorthand of sampling\.temperature"):
+        EvalConfig(env=TS, policy="random", sampling=SamplingRequest(temperature=1.0), temperature=0.5)

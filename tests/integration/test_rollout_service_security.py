@@ -181,3 +181,28 @@ def test_a_huge_body_is_refused_before_it_is_parsed(env_server: RunningServer, c
     reply = client.post("/v1/rollouts", json=huge, headers=AUTH)
     assert reply.status_code == 413 and reply.json()["code"] == "PAYLOAD_TOO_LARGE", reply.text[:300]
     assert client.get("/v1/rollouts", headers=AUTH).json()["count"] == 0
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [
+        "envhub:groups:dead",  # the default stream's dead letters
+        "envhub:groups:trainers:consumed",  # a trainers group's de-duplication set
+        "envhub:groups:trainers:run-1:consumed",
+        "envhub:groups:trainers:lease:some-uid",  # a holder's lease on a group
+        "envhub:groups:run-1:dead",
+    ],
+)
+def test_a_stream_that_is_another_streams_own_key_is_refused(
+    env_server: RunningServer, client: TestClient, stream: str
+) -> None:
+    # A job publishing there made an XADD stream at a key the queue keeps as a set or a string
+    # (a trainer then fails with WRONGTYPE), or fed fake entries to the dead letters.
+    reply = client.post("/v1/rollouts", json=job(env_server, stream=stream), headers=AUTH)
+    assert reply.status_code == 422 and reply.json()["code"] == "VALIDATION_ERROR", reply.text
+    assert "stream" in reply.json()["message"]
+
+
+def test_a_stream_of_its_own_is_still_taken(env_server: RunningServer, client: TestClient) -> None:
+    reply = client.post("/v1/rollouts", json=job(env_server, stream="envhub:groups:run-1"), headers=AUTH)
+    assert reply.status_code == 201, reply.text

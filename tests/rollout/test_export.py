@@ -177,3 +177,18 @@ def test_export_of_a_stream_that_does_not_exist_says_so_and_writes_nothing(
     client = redis.Redis.from_url(REDIS_URL)
     assert not client.exists(redis_stream)
     client.close()
+
+
+@pytest.mark.parametrize("group", ["trainers", "trainers:run-7"])
+def test_export_never_consumes_through_a_trainers_group(
+    tmp_path: Path, redis_stream: str, group: str
+) -> None:
+    # `--consume --group trainers` acked the trainers' entries into a file: the trainer of that
+    # run then never received them.
+    _publish(redis_stream, ["g0", "g1"])
+    out = tmp_path / "export.jsonl"
+    args = ["rollouts", "export", "--redis-url", REDIS_URL, "--stream", redis_stream, "--consume"]
+    result = CliRunner().invoke(app, [*args, "--group", group, "-o", str(out)])
+    assert isinstance(result.exception, ConfigurationError), result.output
+    assert "--group" in str(result.exception) and not out.exists()
+    assert _take(redis_stream, 2, group=group) == ["g0", "g1"]

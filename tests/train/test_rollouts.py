@@ -147,3 +147,33 @@ def test_a_policy_endpoint_with_in_process_generation_is_refused_at_load(
     with pytest.raises(ConfigurationError, match=r"rollout\.policy names a served policy"):
         _recipe(small_model_dir, tmp_path, {"base_url": "http://127.0.0.1:9/v1", "model": "m"},
                 generation="transformers")  # fmt: skip
+
+
+def test_a_policy_url_is_set_over_the_policys_base_url_and_recorded() -> None:
+    # policy_url (--policy-url) wins, as documented; the section kept the recipe's policy.base_url,
+    # so config.json named a server the run never asked.
+    from envhub.core.wire import PolicyEndpoint
+    from envhub.train.config import RolloutSettings
+
+    policy = {"base_url": "http://127.0.0.1:8001/v1", "model": "m", "max_concurrency": 3}
+    settings = RolloutSettings.model_validate({"policy_url": "http://127.0.0.1:8002/v1", "policy": policy})
+    assert isinstance(settings.policy, PolicyEndpoint)
+    assert settings.policy.base_url == settings.policy_url == "http://127.0.0.1:8002/v1"
+    assert settings.policy.max_concurrency == 3
+    saved = settings.model_dump(mode="json")
+    assert saved["policy"]["base_url"] == saved["policy_url"]
+    assert settings.endpoint(model="x", tokenizer="t").base_url == "http://127.0.0.1:8002/v1"
+
+
+def test_a_shorthand_beside_a_sampling_object_conflicts_only_with_what_it_set() -> None:
+    # The object's defaults were compared too: SamplingRequest(top_p=0.9) with temperature: 0.5
+    # was refused as two temperatures.
+    from pydantic import ValidationError
+
+    from envhub.core.wire import SamplingRequest
+    from envhub.train.config import RolloutSettings
+
+    settings = RolloutSettings(sampling=SamplingRequest(top_p=0.9), temperature=0.5)  # type: ignore[call-arg]
+    assert (settings.sampling.top_p, settings.sampling.temperature) == (0.9, 0.5)
+    with pytest.raises(ValidationError, match=r"shorthand of rollout\.sampling\.temperature"):
+        RolloutSettings(sampling=SamplingRequest(temperature=1.0), temperature=0.5)  # type: ignore[call-arg]

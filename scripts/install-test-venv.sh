@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test virtualenv as CI uses it: `make .venv/.test-installed` (envhub-rl[TEST_EXTRAS], torch
-# first, SkyRL), but in the cache of virtualenvs outside the clone (scripts/venv-cache.sh), keyed
+# The test virtualenv as CI uses it: `make .venv/.test-installed` (envhub-rl with the Makefile's
+# TEST_EXTRAS, torch first, SkyRL), but in the cache of virtualenvs outside the clone (scripts/venv-cache.sh), keyed
 # by what is pinned into it, with <repo>/.venv a link to it. A fresh clone on a warm machine (CI's)
 # then only points the virtualenv's editable envhub at itself (seconds) instead of installing
 # everything again (about two minutes, four on a machine with no pip cache).
@@ -23,7 +23,7 @@ PINS="$("$PYTHON" - "$ROOT/pyproject.toml" "$TEST_EXTRAS" <<'PY'
 import sys, tomllib
 project = tomllib.load(open(sys.argv[1], "rb"))["project"]
 extras = project["optional-dependencies"]
-# An extra may name others (envhub-rl[...]): every extra's requirements are in the key.
+# An extra may name other extras: every extra's requirements are in the key.
 print(sys.argv[2], sorted(project["dependencies"]), *(sorted(extras[name]) for name in sorted(extras)))
 PY
 )"

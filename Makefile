@@ -9,9 +9,10 @@ TEST_EXTRAS ?= all,dev,search-dense,train,trl
 
 .PHONY: demo test check bench clean system-deps test-venv vllm-venv verl-venv docker-engine fleet-images
 
+# A link left dangling (the cache of virtualenvs cleared): the test virtualenv's script makes it again.
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -U pip wheel setuptools
+	if [ -L $(VENV) ]; then PYTHON=$(PYTHON) TEST_EXTRAS=$(TEST_EXTRAS) bash scripts/install-test-venv.sh; else \
+	  $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install -q -U pip wheel setuptools; fi
 
 # The stamps re-run pip only when pyproject.toml changes.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
@@ -21,14 +22,17 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[$(DEMO_EXTRAS)]"
 	touch $@
 
+# .venv a link (make test-venv): the cached virtualenv is every clone's of the same pins, so its
+# script (the key) decides, never this clone's extras installed into it behind that key.
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	# torch first (the train extra's range), as pip's own configuration finds it: a local wheel
-	# (find-links) before the index, so that no dependency pulls another build.
-	bash scripts/install-torch.sh $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[$(TEST_EXTRAS)]"
-	# SkyRL 0.4 declares Python >= 3.12, so no extra can pull it into this 3.11 venv (the script says why).
-	PYTHON=$(BIN)/python bash scripts/install-skyrl.sh
-	touch $@
+	# (find-links) before the index, so that no dependency pulls another build. SkyRL 0.4 declares
+	# Python >= 3.12, so no extra can pull it into this 3.11 venv (the script says why).
+	if [ -L $(VENV) ]; then PYTHON=$(PYTHON) TEST_EXTRAS=$(TEST_EXTRAS) bash scripts/install-test-venv.sh; else \
+	  bash scripts/install-torch.sh $(BIN)/python && \
+	  $(BIN)/python -m pip install -q -e ".[$(TEST_EXTRAS)]" && \
+	  PYTHON=$(BIN)/python bash scripts/install-skyrl.sh && \
+	  touch $@; fi
 
 # The test virtualenv in the cache of virtualenvs outside the clone, .venv a link to it (.ci/run:
 # a fresh clone on a warm machine points it at itself instead of installing it again).

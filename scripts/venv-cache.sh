@@ -39,6 +39,13 @@ cached_venv() {
     FRESH=0
     _link_cached_venv
   fi
+  # The install scripts rm -rf a folder they must install again: never one envhub did not make
+  # (a user's own virtualenv named by ENVHUB_<NAME>_VENV has no .envhub-key).
+  if [ "$FRESH" = 1 ] && [ -n "${!override:-}" ] && [ ! -e "$VENV/.envhub-key" ] &&
+    [ -n "$(ls -A "$VENV" 2>/dev/null)" ]; then
+    echo "venv-cache: $override=$VENV holds something envhub did not install (no .envhub-key), so it is left as it is: point $override at a new or empty folder, or remove that one yourself" >&2
+    exit 2
+  fi
 }
 
 _link_cached_venv() {

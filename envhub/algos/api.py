@@ -38,6 +38,7 @@ def _grpo(batch: StepBatch, c: GRPOConfig) -> NDArray[np.float64]:
         invalid_penalty=c.invalid_penalty,
         group_by_agent=c.group_by_agent,
         epsilon=c.epsilon,
+        trajectory_score=c.trajectory_score,
     )
 
 

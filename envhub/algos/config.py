@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from envhub.algos.grouping import Mode, check_mode
+from envhub.algos.grpo import TrajectoryScore, check_trajectory_score
 from envhub.core.errors import ConfigurationError
 
 if TYPE_CHECKING:  # a type only: the catalogue's record, never the catalogue itself
@@ -53,19 +54,24 @@ class GRPOConfig:
     Attributes:
         mode: ``mean_std_norm`` (the reference's ``norm_adv_by_std_in_grpo=True``) or ``mean_norm``.
         per_trajectory: one sample per trajectory instead of one per row.
+        trajectory_score: with ``per_trajectory``, the trajectory's sample: ``first`` (its first
+            row's score, verl-agent) or ``mean`` (the mean of its rows' scores, which every row
+            then takes: Dr. MAS's global baseline).
         invalid_penalty: subtracted from each invalid row's score.
-        group_by_agent: normalise within (uid, agent_id) (Dr. MAS).
+        group_by_agent: normalise within (uid, agent_id) (Dr. MAS's agent-wise baseline).
         epsilon: added to the std.
     """
 
     mode: Mode = "mean_std_norm"
     per_trajectory: bool = False
+    trajectory_score: TrajectoryScore = "first"
     invalid_penalty: float = 0.1
     group_by_agent: bool = False
     epsilon: float = 1e-6
 
     def __post_init__(self) -> None:
         _check_common(self)
+        check_trajectory_score(self.trajectory_score, self.per_trajectory)
 
 
 @dataclass(frozen=True)

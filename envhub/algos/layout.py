@@ -75,6 +75,8 @@ class BatchLayout:
         order = _trajectory_order(traj, n_traj, step_idx)
         sorted_traj = traj[order]
         _check_unique_steps(batch, order, sorted_traj, step_idx)
+        if batch.env_step is not None:
+            _check_env_steps(batch, order, sorted_traj)
         length = np.bincount(traj, minlength=n_traj).astype(np.int64)
         start = np.cumsum(length) - length
         position = np.empty(len(traj), dtype=np.int64)
@@ -133,4 +135,22 @@ def _check_unique_steps(
             uid=str(batch.uid[row]),
             traj_id=str(batch.traj_id[row]),
             step_idx=int(step_idx[row]),
+        )
+
+
+def _check_env_steps(batch: StepBatch, order: NDArray[np.int64], sorted_traj: NDArray[np.int64]) -> None:
+    # The calls of one env step are consecutive, and env steps follow each other: in
+    # (trajectory, step) order the env step never goes back inside a trajectory.
+    assert batch.env_step is not None  # checked by the caller
+    turn = np.asarray(batch.env_step, dtype=np.int64)[order]
+    back = (sorted_traj[1:] == sorted_traj[:-1]) & (turn[1:] < turn[:-1])
+    if np.any(back) or (len(turn) and int(turn.min()) < 0):
+        row = int(order[np.flatnonzero(back)[0] + 1]) if np.any(back) else int(order[np.argmin(turn)])
+        raise ConfigurationError(
+            f"Row {row} of trajectory {batch.traj_id[row]!r} (uid {batch.uid[row]!r}) has env_step "
+            f"{int(batch.env_step[row])}, below an earlier call's (or negative); the agent calls of one "
+            "env step must be consecutive and env steps must increase with step_idx.",
+            uid=str(batch.uid[row]),
+            traj_id=str(batch.traj_id[row]),
+            env_step=int(batch.env_step[row]),
         )

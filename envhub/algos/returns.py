@@ -3,6 +3,10 @@
 Reference order (verl-agent): discounted step returns are computed from the raw env rewards,
 *then* the invalid-action penalty is subtracted, undiscounted, from the offending row only,
 both from its step return and from its episode score.
+
+Multi-agent rows (a ``StepBatch`` with ``env_step``, Dr. MAS): the return is discounted per env
+step, not per agent call. An env step's reward is the sum of its calls' rewards, and every call
+of the step gets the step's return (the authors' ``compute_step_discounted_returns``).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from envhub.algos.grouping import combine_codes
 from envhub.algos.layout import BatchLayout
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import StepBatch
@@ -26,6 +31,8 @@ __all__ = [
 def discounted_returns(batch: StepBatch, *, gamma: float = 0.95) -> NDArray[np.float64]:
     """G_t = r_t + gamma * G_{t+1} inside each trajectory (G after the last step is 0).
 
+    With ``batch.env_step``, t runs over env steps and every call of a step gets its G.
+
     Args:
         batch: the steps, any row order.
         gamma: discount factor in [0, 1].
@@ -36,7 +43,7 @@ def discounted_returns(batch: StepBatch, *, gamma: float = 0.95) -> NDArray[np.f
     Raises:
         ConfigurationError: gamma outside [0, 1], or a malformed batch.
     """
-    return _discounted(BatchLayout.from_batch(batch), np.asarray(batch.reward, dtype=np.float64), gamma)
+    return _row_returns(batch, BatchLayout.from_batch(batch), gamma)
 
 
 def episode_returns(batch: StepBatch) -> NDArray[np.float64]:
@@ -94,7 +101,7 @@ def step_return_samples(
         ConfigurationError: gamma outside [0, 1] or a negative penalty.
     """
     penalty = invalid_penalty_of(batch, invalid_penalty)
-    return _discounted(layout, np.asarray(batch.reward, dtype=np.float64), gamma) - penalty
+    return _row_returns(batch, layout, gamma) - penalty
 
 
 def episode_score_samples(
@@ -115,6 +122,29 @@ def episode_score_samples(
     """
     penalty = invalid_penalty_of(batch, invalid_penalty)
     return _episode(layout, np.asarray(batch.reward, dtype=np.float64)) - penalty
+
+
+def _row_returns(batch: StepBatch, layout: BatchLayout, gamma: float) -> NDArray[np.float64]:
+    """The discounted return of every row: per row, or per env step when the batch has them."""
+    reward = np.asarray(batch.reward, dtype=np.float64)
+    if batch.env_step is None:
+        return _discounted(layout, reward, gamma)
+    env_step = np.asarray(batch.env_step, dtype=np.int64)
+    # One unit per (trajectory, env step); BatchLayout.from_batch has checked env_step >= 0.
+    turn, n_turns = combine_codes(layout.traj, env_step)
+    turn_reward = np.bincount(turn[layout.order], weights=reward[layout.order], minlength=n_turns).astype(
+        np.float64, copy=False
+    )
+    first = np.empty(n_turns, dtype=np.int64)
+    first[turn[::-1]] = np.arange(len(turn) - 1, -1, -1)  # a row of each unit (its first one)
+    units = StepBatch.from_columns(
+        uid=layout.uid[first],
+        traj_id=layout.traj[first],
+        step_idx=env_step[first],
+        anchor=np.zeros(n_turns, dtype=np.int64),
+        reward=turn_reward,
+    )
+    return _discounted(BatchLayout.from_batch(units), turn_reward, gamma)[turn]
 
 
 def _episode(layout: BatchLayout, reward: NDArray[np.float64]) -> NDArray[np.float64]:

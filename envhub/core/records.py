@@ -66,6 +66,13 @@ class Step(_Record):
     traj_id: str = Field(description="Unique id of the trajectory this step belongs to.")
     step_idx: int = Field(ge=0, description="0-based position of the step inside its trajectory.")
     agent_id: str = Field(default="0", description="Which agent acted (multi-agent grouping, Dr. MAS).")
+    env_step: int | None = Field(
+        default=None,
+        ge=0,
+        description="Multi-agent episodes (Dr. MAS): the env step this agent call belongs to (0-based); "
+        "the calls of one env step share it, and only the last of them carries the env's reward. "
+        "None: the row is an env step of its own.",
+    )
     anchor: str = Field(description="History-free canonical state string the action was taken in.")
     observation: str = Field(default="", description="The text observation the action was taken in.")
     prompt_messages: list[dict[str, Any]] | None = Field(
@@ -206,7 +213,13 @@ class StepBatch:
 
     Columns (all of length ``n``): ``uid``, ``traj_id`` and ``anchor`` are object arrays of
     hashables; ``step_idx`` int64; ``reward`` float64; ``is_action_valid`` bool; ``agent_id``
-    an object array, or ``None`` when there is one agent.
+    an object array, or ``None`` when there is one agent; ``env_step`` int64, or ``None`` when
+    every row is an env step of its own.
+
+    With ``env_step`` (multi-agent episodes, Dr. MAS) a row is one agent call: the calls of one
+    env step share its value, which never decreases along ``step_idx`` within a trajectory. The
+    env step's reward is the sum of its calls' rewards (the orchestra puts it on the last call),
+    and its discounted return is shared by all of them.
     """
 
     uid: NDArray[np.object_]
@@ -216,6 +229,7 @@ class StepBatch:
     reward: NDArray[np.float64]
     is_action_valid: NDArray[np.bool_]
     agent_id: NDArray[np.object_] | None = None
+    env_step: NDArray[np.int64] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.uid)
@@ -228,6 +242,8 @@ class StepBatch:
         }
         if self.agent_id is not None:
             columns["agent_id"] = self.agent_id
+        if self.env_step is not None:
+            columns["env_step"] = self.env_step
         bad = {name: len(col) for name, col in columns.items() if len(col) != n}
         if bad:
             raise ValueError(f"StepBatch columns must all have {n} rows (the length of uid); got {bad}.")
@@ -246,6 +262,7 @@ class StepBatch:
         reward: Sequence[float] | NDArray[Any],
         is_action_valid: Sequence[bool] | NDArray[Any] | None = None,
         agent_id: Sequence[Hashable] | NDArray[Any] | None = None,
+        env_step: Sequence[int] | NDArray[Any] | None = None,
     ) -> StepBatch:
         """Build a batch from plain sequences, canonicalising anchors (arrays -> tuples)."""
         n = len(uid)
@@ -261,13 +278,20 @@ class StepBatch:
                 np.ones(n, dtype=bool) if is_action_valid is None else np.asarray(is_action_valid, dtype=bool)
             ),
             agent_id=None if agent_id is None else _object_array(agent_id),
+            env_step=None if env_step is None else np.asarray(env_step, dtype=np.int64),
         )
 
     @classmethod
     def from_groups(cls, groups: Iterable[Group]) -> StepBatch:
-        """One row per step of every trajectory of every group, trajectories in order."""
+        """One row per step of every trajectory of every group, trajectories in order.
+
+        ``env_step`` is a column when any step has one; a step without one (a trajectory of
+        single-agent rows in the same batch) counts as the env step of its ``step_idx``.
+        """
         steps = [s for g in groups for t in g.trajectories for s in t.steps]
         agents = [s.agent_id for s in steps]
+        turns = [s.step_idx if s.env_step is None else s.env_step for s in steps]
+        multi = any(s.env_step is not None for s in steps)
         return cls.from_columns(
             uid=[s.uid for s in steps],
             traj_id=[s.traj_id for s in steps],
@@ -276,6 +300,7 @@ class StepBatch:
             reward=[s.reward for s in steps],
             is_action_valid=[s.is_action_valid for s in steps],
             agent_id=agents if len(set(agents)) > 1 else None,
+            env_step=turns if multi else None,
         )
 
 

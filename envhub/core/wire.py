@@ -59,6 +59,7 @@ __all__ = [
     "MAX_BATCH_ITEMS",
     "MAX_CONCURRENT_GROUPS",
     "MAX_GROUP_SIZE",
+    "ORCHESTRAS",
     "POLICY_API_KEY_ENV",
     "SECRET_FIELDS",
     "STREAM_PATTERN",
@@ -86,6 +87,7 @@ __all__ = [
     "OpenEnvState",
     "OpenEnvStepRequest",
     "OpenEnvStepResponse",
+    "OrchestraSpec",
     "PolicyEndpoint",
     "Readiness",
     "ResetRequest",
@@ -755,6 +757,52 @@ class SamplingRequest(_Request):
     seed: int | None = None
 
 
+#: The orchestras the rollout driver plays (:mod:`envhub.rollout.orchestra`) and their roles,
+#: in the order they act within an env step.
+ORCHESTRAS: dict[str, tuple[str, ...]] = {"search": ("verifier", "search", "answer")}
+
+
+class OrchestraSpec(_Request):
+    """``RolloutRequest.agents``: several role agents play each episode (Dr. MAS, arXiv 2602.08847).
+
+    At every env step the orchestra calls its roles in turn; each call is one
+    :class:`~envhub.core.records.Step` row with ``agent_id`` = the role and ``env_step`` = the env
+    step, and the action of the step's last call goes to the env. The ``search`` orchestra (the
+    paper's, on Search-QA): a ``verifier`` routes each step to the ``search`` agent (a query) or the
+    ``answer`` agent (the final answer). Which model plays a role: ``policies[role]`` (one
+    endpoint or scripted policy per agent), else the request's ``policy`` (one shared model, or
+    the caller's backend).
+    """
+
+    orchestra: Literal["search"] = Field(
+        default="search", description="Which orchestra: search (verifier -> search | answer)."
+    )
+    policies: dict[str, PolicyEndpoint | str] = Field(
+        default_factory=dict,
+        description="Role -> its own policy (an endpoint or 'scripted:<name>'); a role left out plays "
+        "the request's policy.",
+    )
+
+    @model_validator(mode="after")
+    def _known_roles(self) -> OrchestraSpec:
+        roles = ORCHESTRAS[self.orchestra]
+        unknown = sorted(set(self.policies) - set(roles))
+        if unknown:
+            raise ValueError(
+                f"agents.policies names {unknown}, not roles of the {self.orchestra} orchestra "
+                f"({', '.join(roles)})"
+            )
+        for role, policy in self.policies.items():
+            if isinstance(policy, str) and not policy.startswith("scripted:"):
+                raise ValueError(f"agents.policies.{role} must be an endpoint object or 'scripted:<name>'")
+        return self
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The orchestra's roles, in the order they act."""
+        return ORCHESTRAS[self.orchestra]
+
+
 class RolloutRequest(_Request):
     """One rollout job: ``POST /v1/rollouts``, ``envhub rollout --config``, the trainer's ``rollout:``.
 
@@ -822,6 +870,11 @@ class RolloutRequest(_Request):
     trajectory_mode: bool = Field(
         default=False, description="Also build one token sequence per episode (needs policy.tokenizer)."
     )
+    agents: OrchestraSpec | None = Field(
+        default=None,
+        description="Multi-agent episodes (Dr. MAS): the orchestra and which policy plays each role; "
+        "null: one agent.",
+    )
     stream: str | None = Field(
         default=None,
         pattern=STREAM_PATTERN,
@@ -855,6 +908,14 @@ class RolloutRequest(_Request):
         for url in self.env_urls:
             if not url.startswith(("http://", "https://")):
                 raise ValueError(f"env url {url!r} must start with http:// or https://")
+        if self.agents is not None:
+            if self.trajectory_mode:
+                raise ValueError(
+                    "agents: each role call is a row of its own; trajectory_mode (one sequence per "
+                    "episode) does not apply"
+                )
+            if self.context.agentocr:
+                raise ValueError("agents: the role prompts are text; context.agentocr does not apply")
         return self
 
 

@@ -7,6 +7,11 @@ TRL adapter (no sink: the groups come back, in task order). What the request doe
 comes in as arguments: a ready backend (an in-process model), a shared env pool, explicit
 :class:`~envhub.rollout.engine.GroupTask` rows (seeds the caller chose), a journal.
 
+A request with ``agents`` (Dr. MAS) plays a team: the engine's backend is the orchestra over the
+roles' policies (:func:`envhub.rollout.orchestra.team_backend`; a role without its own policy
+plays the request's, or the given backend), and each finished group reaches the sink (or the
+journal) with one Step row per role call.
+
 ``play`` closes what it built (the env pool, the backend) and nothing it was given; the sink
 is always the caller's.
 """
@@ -33,6 +38,7 @@ from envhub.rollout.envpool import EnvPool, InProcessEnvPool, RemoteEnvPool
 from envhub.rollout.jobs import build_backend, resolve_env_id, sequence_builders
 from envhub.rollout.journal import ResumePoint
 from envhub.rollout.metrics import RolloutMetrics
+from envhub.rollout.orchestra import ExpandingJournal, ExpandingWriter, OrchestraBackend, team_backend
 from envhub.rollout.queue.base import GroupWriter
 from envhub.rollout.replicas import expand_replicas
 
@@ -150,21 +156,30 @@ async def play(
     """
     own_envs, own_backend = envs is None, backend is None
     collector = GroupCollector() if sink is None and journal is None else None
-    writer = sink if collector is None else collector
+    writer: GroupWriter | None = sink if collector is None else collector
+    team: OrchestraBackend | None = None
     if envs is None:
         envs = await _pool(request)
     try:
-        if backend is None:
-            if request.policy is None:
-                from envhub.core.errors import ConfigurationError
-
-                raise ConfigurationError("play() needs request.policy or a backend.")
+        if backend is None and request.policy is not None:
             backend = build_backend(request.policy, request.policy_version)
+        if backend is None and request.agents is None:
+            from envhub.core.errors import ConfigurationError
+
+            raise ConfigurationError("play() needs request.policy or a backend.")
         if sequence_builder is None and request.trajectory_mode:
             sequence_builder = sequence_builders(request.policy)  # type: ignore[arg-type]
+        if request.agents is not None:
+            # Multi-agent: the engine plays the team as its backend; the groups it finishes are
+            # expanded to one row per role call on their way out (envhub.rollout.orchestra).
+            team = _team(request, backend, envs.env_id)
+            writer = ExpandingWriter(writer, team) if writer is not None else None
+            journal = ExpandingJournal(journal, team) if journal is not None else None
+        player = team if team is not None else backend
+        assert player is not None  # one of the two was checked above
         engine = RolloutEngine(
             envs=envs,
-            backend=backend,
+            backend=player,
             config=request,
             queue=writer,
             journal=journal,
@@ -187,5 +202,27 @@ async def play(
     finally:
         if own_envs:
             await envs.aclose()
+        if team is not None:
+            await asyncio.shield(team.aclose())
         if own_backend and backend is not None:
             await asyncio.shield(backend.aclose())
+
+
+def _team(request: RolloutRequest, shared: PolicyBackend | None, env_id: str) -> OrchestraBackend:
+    """The backend that plays ``request.agents`` on ``env_id`` (its roles' policies, else ``shared``)."""
+    from envhub.envs.registry import resolve
+
+    assert request.agents is not None  # the caller checked
+    spec = resolve(env_id)
+    limit = (
+        request.max_steps
+        if spec.max_episode_steps is None
+        else min(request.max_steps, spec.max_episode_steps)
+    )
+    return team_backend(
+        request.agents,
+        shared=shared,
+        env_family=spec.family or spec.id,
+        max_steps=limit,
+        policy_version=request.policy_version,
+    )

@@ -126,10 +126,12 @@ def api_key(policy: PolicyEndpoint) -> str | None:
 
 
 def persisted_spec(request: RolloutRequest) -> dict[str, Any]:
-    """``request`` as the journal may keep it: JSON, without secrets (the policy key is dropped)."""
+    """``request`` as the journal may keep it: JSON, without secrets (the policies' keys are dropped)."""
     spec = request.model_dump(mode="json")
-    if isinstance(spec.get("policy"), dict):
-        spec["policy"].pop("api_key", None)
+    endpoints = [spec.get("policy"), *((spec.get("agents") or {}).get("policies") or {}).values()]
+    for endpoint in endpoints:
+        if isinstance(endpoint, dict):
+            endpoint.pop("api_key", None)
     return spec
 
 
@@ -148,15 +150,19 @@ def restored_request(spec: Mapping[str, Any]) -> RolloutRequest:
 def check_job(request: RolloutRequest, *, remote: bool = False, flags: bool = False) -> RolloutRequest:
     """``request`` if it can run on its own (the service, ``envhub rollout``), else a refusal.
 
-    A standalone job names its policy and its tasks (``task_ids`` or ``count``), and its envs:
-    env servers (``env_urls``; the only kind the service, ``remote``, plays on), or an
-    in-process ``env_id``. ``flags``: name the CLI flag rather than the field.
+    A standalone job names its policy (or, with ``agents``, one for every role), its tasks
+    (``task_ids`` or ``count``) and its envs: env servers (``env_urls``; the only kind the
+    service, ``remote``, plays on), or an in-process ``env_id``. ``flags``: name the CLI flag
+    rather than the field.
 
     Raises:
         InvalidJobError: one of those is missing.
     """
     missing = None
-    if request.policy is None:
+    every_role_has_its_own = request.agents is not None and set(request.agents.policies) == set(
+        request.agents.roles
+    )
+    if request.policy is None and not every_role_has_its_own:
         missing = ("policy", "--policy (or --policy-url and --model)")
     elif request.task_ids is None and request.count is None:
         missing = ("task_ids or count", "--task or --count")

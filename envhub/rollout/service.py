@@ -192,6 +192,10 @@ BUILTIN_SCRIPTED: dict[str, str] = {
     "alfworld-walkthrough": "envhub.envs.alfworld.policy:WalkthroughPolicy",
     "search-scripted": "envhub.envs.search.policy:ScriptedSearchPolicy",
     "search-first-title": "envhub.envs.search.policy:FirstTitlePolicy",
+    "search-team": "envhub.envs.search.policy:team_member",
+    "search-team-verifier": "envhub.envs.search.policy:team_verifier",
+    "search-team-searcher": "envhub.envs.search.policy:team_searcher",
+    "search-team-answerer": "envhub.envs.search.policy:team_answerer",
     "tau-gold": "envhub.envs.tau.policy:GoldPolicy",
     "webshop-scripted": "envhub.envs.webshop.policy:ScriptedShopper",
 }
@@ -609,6 +613,15 @@ class JobManager:
             update["policy"] = self.registry.scripted_path(request.policy)
         elif request.policy is not None:
             self.allow.check(request.policy.base_url, what="policy")
+        if request.agents is not None:
+            roles: dict[str, Any] = {}
+            for role, policy in request.agents.policies.items():
+                if isinstance(policy, str):
+                    roles[role] = self.registry.scripted_path(policy)
+                else:
+                    self.allow.check(policy.base_url, what="policy")
+                    roles[role] = policy
+            update["agents"] = request.agents.model_copy(update={"policies": roles})
         for name in ("family", "render_preset"):
             self.registry.env_name(getattr(request.context, name), field=f"context.{name}")
         if request.context.projection is not None:
@@ -618,10 +631,17 @@ class JobManager:
 
     def _stored(self, request: RolloutRequest) -> RolloutRequest:
         """A journaled request (trusted: written by a service) with registered names resolved."""
-        policy = request.policy
-        if isinstance(policy, str) and policy.removeprefix("scripted:") in self.registry.scripted:
-            return request.model_copy(update={"policy": self.registry.scripted_path(policy)})
-        return request
+
+        def resolved(policy: Any) -> Any:
+            if isinstance(policy, str) and policy.removeprefix("scripted:") in self.registry.scripted:
+                return self.registry.scripted_path(policy)
+            return policy
+
+        update: dict[str, Any] = {"policy": resolved(request.policy)}
+        if request.agents is not None:
+            roles = {role: resolved(p) for role, p in request.agents.policies.items()}
+            update["agents"] = request.agents.model_copy(update={"policies": roles})
+        return request.model_copy(update=update)
 
     async def submit(self, request: RolloutRequest) -> Job:
         """Check the request against the registry, the env servers and the policy, then start it.
@@ -639,10 +659,12 @@ class JobManager:
                 "service (its running jobs resume there)."
             )
         request = self.admit(request)
-        await check_policy(request.policy)
-        if isinstance(request.policy, str):
-            # A scripted spec that does not load is the operator's mistake: say so now, as a 400.
-            await build_backend(request.policy, request.policy_version).aclose()
+        policies = [request.policy, *(request.agents.policies.values() if request.agents else ())]
+        for policy in policies:
+            await check_policy(policy)
+            if isinstance(policy, str):
+                # A scripted spec that does not load is the operator's mistake: say so now, as a 400.
+                await build_backend(policy, request.policy_version).aclose()
         env_id = await check_envs(request)
         request = request.model_copy(update={"env_id": env_id})  # a resumed job needs no lookup
         job = Job(job_id=uuid.uuid4().hex[:12], request=request, env_id=env_id)

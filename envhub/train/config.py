@@ -35,6 +35,7 @@ from envhub.rollout.jobs import set_path
 from envhub.train.loss import KLKind
 
 __all__ = [
+    "AGENT_WISE_ALGOS",
     "DEFAULT_STREAM",
     "GROUNDED_METHODS",
     "ROLLOUT_SHORTHANDS",
@@ -660,6 +661,9 @@ class TrainConfig(_Strict):
             raise ValueError(f"advantage: {exc}") from None
         if self.loss.old_logprobs == "rollout" and self.rollout.generation == "transformers":
             pass  # the in-process sampler records processed logprobs: usable as old logprobs
+        problems = _agent_problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
         if self.grounded.enabled:
             self._check_grounded()
         if self.loss.entropy == "coso":
@@ -684,6 +688,34 @@ class TrainConfig(_Strict):
         problems = _grounded_problems(self)
         if problems:
             raise ValueError(f"grounded.method={self.grounded.method!r}: " + "; ".join(problems))
+
+
+#: The estimators Dr. MAS defines agent-wise advantages for (its GRPO and GiGPO; envhub's HGPO
+#: windows and GraphGPO's graph read one row per env step).
+AGENT_WISE_ALGOS = ("grpo", "gigpo")
+
+
+def _agent_problems(config: TrainConfig) -> list[str]:
+    """What is wrong with the run's multi-agent settings (Dr. MAS; empty: nothing)."""
+    agents = config.rollout.agents
+    problems = []
+    if config.advantage.get("group_by_agent") and agents is None:
+        problems.append(
+            "advantage.group_by_agent: true normalises within (task, agent) groups, but rollout.agents "
+            "declares no orchestra, so every row has the same agent; declare rollout.agents (e.g. "
+            "{orchestra: search}) or drop the key"
+        )
+    if agents is not None and config.algo not in AGENT_WISE_ALGOS:
+        problems.append(
+            f"rollout.agents: algo {config.algo!r} reads one row per env step; multi-agent rows "
+            f"(several calls per env step) take {' or '.join(AGENT_WISE_ALGOS)}"
+        )
+    if agents is not None and agents.policies:
+        problems.append(
+            "rollout.agents.policies: the trainer trains one model, which plays every role; a model "
+            "per agent is not built yet (leave policies out)"
+        )
+    return problems
 
 
 def _grounded_problems(config: TrainConfig) -> list[str]:

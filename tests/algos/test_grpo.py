@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from envhub.algos import grpo_advantages
+from envhub.algos import GRPOConfig, grpo_advantages
 from envhub.core.errors import ConfigurationError
 
 from .builders import to_batch, trajectory
@@ -114,3 +114,20 @@ def test_agent_grouping_normalises_within_uid_and_agent() -> None:
 def test_unknown_mode_is_refused_with_the_choices() -> None:
     with pytest.raises(ConfigurationError, match="mean_std_norm"):
         grpo_advantages(to_batch(trajectory("u", "t", ["a"], [1])), mode="zscore")  # type: ignore[arg-type]
+
+
+def test_trajectory_mean_score_gives_every_row_the_trajectory_advantage() -> None:
+    # Dr. MAS's global baseline: t1 rows score 1 - 0.5 (invalid) and 1 -> mean 0.75; t2 scores 0.
+    # mean_norm over the two samples (0.75, 0): mean 0.375, so t1 -> 0.375, t2 -> -0.375.
+    rows = trajectory("u", "t1", ["a", "b"], [0, 1], invalid=[0]) + trajectory("u", "t2", ["a"], [0])
+    got = grpo_advantages(
+        to_batch(rows), mode="mean_norm", per_trajectory=True, trajectory_score="mean", invalid_penalty=0.5
+    )
+    np.testing.assert_allclose(got, [0.375, 0.375, -0.375], rtol=1e-15)
+
+
+def test_trajectory_mean_score_without_per_trajectory_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="per_trajectory"):
+        grpo_advantages(to_batch(trajectory("u", "t", ["a"], [1])), trajectory_score="mean")
+    with pytest.raises(ConfigurationError, match="per_trajectory"):
+        GRPOConfig(trajectory_score="mean")

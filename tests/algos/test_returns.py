@@ -129,3 +129,35 @@ def test_empty_batch_gives_empty_results() -> None:
     batch = to_batch([])
     assert discounted_returns(batch).shape == (0,)
     assert episode_returns(batch).shape == (0,)
+
+
+def _calls(env_steps: list[int], rewards: list[float]) -> StepBatch:
+    """One trajectory of agent calls (Dr. MAS), each tagged with its env step."""
+    n = len(env_steps)
+    return StepBatch.from_columns(
+        uid=["u"] * n,
+        traj_id=["t"] * n,
+        step_idx=list(range(n)),
+        anchor=["a"] * n,
+        reward=rewards,
+        agent_id=["verifier", "search"] * (n // 2) + ["verifier"] * (n % 2),
+        env_step=env_steps,
+    )
+
+
+def test_env_steps_discount_per_env_step_not_per_call() -> None:
+    # Calls [v s | v a] in env steps [0 0 | 1 1]; the env's reward 1 on the last call of step 1.
+    # gamma 0.5: step 1 returns 1, step 0 returns 0 + 0.5 * 1; each call gets its step's return.
+    batch = _calls([0, 0, 1, 1], [0, 0, 0, 1])
+    np.testing.assert_array_equal(discounted_returns(batch, gamma=0.5), [0.5, 0.5, 1.0, 1.0])
+    np.testing.assert_array_equal(episode_returns(batch), [1.0, 1.0, 1.0, 1.0])
+
+
+def test_env_steps_sum_the_rewards_of_their_calls() -> None:
+    batch = _calls([0, 0, 1], [2, 1, 4])
+    np.testing.assert_array_equal(discounted_returns(batch, gamma=0.5), [5.0, 5.0, 4.0])
+
+
+def test_env_steps_that_go_back_are_refused() -> None:
+    with pytest.raises(ConfigurationError, match="env_step"):
+        discounted_returns(_calls([0, 1, 0], [0, 0, 1]))

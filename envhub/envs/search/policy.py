@@ -6,6 +6,13 @@ itself, then resolves the question's chain of relations one hop at a time from t
 has retrieved, searching ``"<entity> <relation words>"`` when a fact is still missing, and
 answers with the object of the last hop. On questions in other phrasings it searches the
 question and answers with the title of the best passage, so it is imperfect by design.
+
+:func:`team_verifier`, :func:`team_searcher` and :func:`team_answerer` are scripted roles of the
+search orchestra (Dr. MAS; :mod:`envhub.rollout.orchestra.search`): each replays the scripted
+reader over the member's observations (``prompt.metadata["observations"]``, which the
+orchestra sends) and plays its part of the reader's decision. Members with an odd index have a
+hasty verifier, which lets the answer agent answer after the first search. :func:`team_member`
+plays whichever role the prompt is for (``metadata["role"]``): one shared policy for the team.
 """
 
 from __future__ import annotations
@@ -16,7 +23,15 @@ from typing import Any
 
 from envhub.envs.search.world import RELATIONS, Relation
 
-__all__ = ["FirstTitlePolicy", "ScriptedSearchPolicy", "parse_question"]
+__all__ = [
+    "FirstTitlePolicy",
+    "ScriptedSearchPolicy",
+    "parse_question",
+    "team_answerer",
+    "team_member",
+    "team_searcher",
+    "team_verifier",
+]
 
 _TITLE = re.compile(r"Doc 1\(Title: \"?([^\"\)\n]*)\"?\)")
 
@@ -118,3 +133,56 @@ class FirstTitlePolicy:
         if match is None:
             return f"<search>{self._question}</search>"
         return f"<answer>{match.group(1).strip()}</answer>"
+
+
+def _reader_action(observations: list[str]) -> str:
+    """What :class:`ScriptedSearchPolicy` does at the last of ``observations`` (replayed from the first)."""
+    reader = ScriptedSearchPolicy()
+    reader.reset(observations[0], {})
+    action = ""
+    for observation in observations:
+        action = reader.act(observation, {})
+    return action
+
+
+def _observations(prompt: Any) -> list[str]:
+    seen = list(getattr(prompt, "metadata", {}).get("observations") or [])
+    if not seen:
+        raise ValueError("The team scripts play the search orchestra's prompts (metadata['observations']).")
+    return [str(o) for o in seen]
+
+
+def team_verifier(prompt: Any) -> str:
+    """The verifier: "yes" when the reader would answer now (or, hasty, after any search)."""
+    seen = _observations(prompt)
+    hasty = int(prompt.metadata.get("member_index", 0)) % 2 == 1
+    enough = _reader_action(seen).startswith("<answer>") or (hasty and len(seen) > 1)
+    return f"<think>scripted</think>\n<verify>{'yes' if enough else 'no'}</verify>"
+
+
+def team_searcher(prompt: Any) -> str:
+    """The search agent: the reader's query (the question, when the reader would answer)."""
+    seen = _observations(prompt)
+    action = _reader_action(seen)
+    if not action.startswith("<search>"):
+        action = f"<search>{seen[0].strip()}</search>"
+    return f"<think>scripted</think>\n{action}"
+
+
+def team_answerer(prompt: Any) -> str:
+    """The answer agent: the reader's answer, else the title of the latest top passage."""
+    seen = _observations(prompt)
+    action = _reader_action(seen)
+    if not action.startswith("<answer>"):
+        titles = [m.group(1).strip() for o in seen for m in [_TITLE.search(o)] if m is not None]
+        action = f"<answer>{titles[-1] if titles else ''}</answer>"
+    return f"<think>scripted</think>\n{action}"
+
+
+def team_member(prompt: Any) -> str:
+    """Whichever role ``prompt.metadata["role"]`` names: one scripted policy for the whole team."""
+    role = prompt.metadata.get("role")
+    play = {"verifier": team_verifier, "search": team_searcher, "answer": team_answerer}.get(str(role))
+    if play is None:
+        raise ValueError(f"team_member plays the search orchestra's roles, not {role!r}.")
+    return play(prompt)

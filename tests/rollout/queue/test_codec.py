@@ -36,6 +36,7 @@ def _steps(draw: st.DrawFn, uid: str, traj_id: str, idx: int) -> Step:
         traj_id=traj_id,
         step_idx=idx,
         agent_id=draw(_text),
+        env_step=draw(st.none() | st.integers(min_value=0, max_value=1_000)),
         anchor=draw(_text),
         observation=draw(_text),
         prompt_messages=draw(st.none() | st.lists(st.dictionaries(_text, _json, max_size=2), max_size=2)),

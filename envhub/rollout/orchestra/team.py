@@ -1,0 +1,61 @@
+"""Building a team: the orchestra a request names, over the policies of its roles."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from envhub.core.errors import ConfigurationError
+from envhub.core.wire import OrchestraSpec
+from envhub.policy.base import PolicyBackend
+from envhub.rollout.jobs import build_backend
+from envhub.rollout.orchestra.base import Orchestra, OrchestraBackend
+from envhub.rollout.orchestra.search import SearchOrchestra
+
+__all__ = ["ORCHESTRA_TYPES", "team_backend"]
+
+#: Each orchestra of :data:`envhub.core.wire.ORCHESTRAS`, and the env family it plays.
+ORCHESTRA_TYPES: Mapping[str, tuple[type[Orchestra], str]] = {"search": (SearchOrchestra, "search")}
+
+
+def team_backend(
+    spec: OrchestraSpec,
+    *,
+    shared: PolicyBackend | None,
+    env_family: str,
+    max_steps: int,
+    policy_version: int = 0,
+) -> OrchestraBackend:
+    """The engine's backend for a team: each role's own policy (``spec.policies``), else ``shared``.
+
+    Args:
+        spec: the request's ``agents``.
+        shared: the policy of the roles ``spec.policies`` leaves out (the request's, or the
+            caller's backend); None when every role has its own.
+        env_family: the family of the env played (an orchestra plays one family's tasks).
+        max_steps: the episode's env step limit.
+        policy_version: stamped by the role backends built here.
+
+    Raises:
+        ConfigurationError: the orchestra does not play this env, a role has no policy, or a
+            role's scripted policy does not load.
+    """
+    kind, family = ORCHESTRA_TYPES[spec.orchestra]
+    if env_family != family:
+        raise ConfigurationError(
+            f"The {spec.orchestra} orchestra plays {family} envs, not the {env_family} family.",
+            orchestra=spec.orchestra,
+            family=env_family,
+        )
+    if shared is None and set(spec.policies) != set(spec.roles):
+        missing = [r for r in spec.roles if r not in spec.policies]
+        raise ConfigurationError(
+            f"The {spec.orchestra} orchestra has no policy for {missing}: give agents.policies for "
+            "them, or the request's policy (one model plays every role left out).",
+            roles=missing,
+        )
+    own = {role: build_backend(policy, policy_version) for role, policy in spec.policies.items()}
+    backends: dict[str, PolicyBackend] = dict(own)
+    if shared is not None:
+        for role in spec.roles:
+            backends.setdefault(role, shared)
+    return OrchestraBackend(kind(), backends, max_steps=max_steps, owned=list(own.values()))

@@ -1,0 +1,80 @@
+"""Dr. MAS in the trainer: the orchestra's rows train one shared model; the settings are checked at load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envhub.core.errors import ConfigurationError
+from envhub.train.config import TrainConfig, load_config
+from envhub.train.tracking import group_files, read_groups, read_metrics
+from envhub.train.trainer import train
+
+
+def _config(model: Path, run_dir: Path, **over: Any) -> TrainConfig:
+    base = {
+        "env": "envhub/SearchQA-v0",
+        "algo": "grpo",
+        "model.path": str(model),
+        "iterations": 1,
+        "seed": 1,
+        "output.run_dir": str(run_dir),
+        "output.progress": False,
+        "rollout.group_size": 2,
+        "rollout.batch_tasks": 2,
+        "rollout.max_steps": 2,
+        "rollout.max_tokens": 8,
+        "rollout.agents": {"orchestra": "search"},
+        "advantage.group_by_agent": True,
+        "optim.lr": 1e-4,
+        "optim.micro_batch_rows": 8,
+    }
+    base.update(over)
+    return load_config(None, base)
+
+
+def test_one_model_plays_every_role_and_trains_on_one_row_per_call(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    train(_config(small_model_dir, run))
+    [groups_file] = group_files(run)
+    groups = read_groups(groups_file)
+    calls = [s for g in groups for t in g.trajectories for s in t.steps]
+    assert {s.agent_id for s in calls} >= {"verifier"}
+    assert all(s.env_step is not None and s.response_token_ids for s in calls)
+    [metrics] = read_metrics(run)
+    assert metrics["rows/count"] == len(calls)
+    assert metrics["rollout/logprob_diff"] < 1e-4  # the actor scores the tokens each role call drew
+
+
+@pytest.mark.parametrize(
+    ("over", "named"),
+    [
+        ({"rollout.agents": None}, "rollout.agents declares no orchestra"),
+        ({"algo": "hgpo"}, "algo 'hgpo'"),
+        ({"rollout.agents": {"policies": {"verifier": "scripted:search-team-verifier"}}}, "agents.policies"),
+        ({"advantage.trajectory_score": "mean"}, "per_trajectory"),
+        ({"advantage.trajectory_score": "last", "advantage.per_trajectory": True}, "'first' or 'mean'"),
+    ],
+)
+def test_multi_agent_settings_are_checked_when_the_recipe_loads(
+    small_model_dir: Path, tmp_path: Path, over: dict[str, Any], named: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=named):
+        _config(small_model_dir, tmp_path, **over)
+
+
+def test_the_global_baseline_of_the_authors_loads(small_model_dir: Path, tmp_path: Path) -> None:
+    config = _config(
+        small_model_dir,
+        tmp_path,
+        **{
+            "advantage.group_by_agent": False,
+            "advantage.per_trajectory": True,
+            "advantage.trajectory_score": "mean",
+        },
+    )
+    assert config.advantage == {"group_by_agent": False, "per_trajectory": True, "trajectory_score": "mean"}

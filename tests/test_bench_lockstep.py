@@ -64,8 +64,16 @@ class Scripted:
     policy_version = 0
     accepts_images = False
 
+    def __init__(self, max_concurrency: int = 64, delay_s: float = 0.0) -> None:
+        self.max_concurrency = max_concurrency
+        self.delay_s = delay_s
+        self.in_flight = self.peak = 0
+
     async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[Completion]:
-        await asyncio.sleep(0)
+        self.in_flight += len(prompts)
+        self.peak = max(self.peak, self.in_flight)
+        await asyncio.sleep(self.delay_s)
+        self.in_flight -= len(prompts)
         text = "<think>.</think><action>look</action>"
         return [Completion(text, [1, 2, 3], [4, 5], [-0.1, -0.2], "length", 0) for _ in prompts]
 
@@ -109,6 +117,33 @@ def test_lockstep_and_the_engine_play_the_same_steps_with_the_same_seeds(
     assert len(lock_backend.calls) == sum(longest)
     # The engine: one call per group and turn, never two groups in one call.
     assert all(len({member.split(":")[1] for member, _ in call}) == 1 for call in ind_backend.calls)
+
+
+def test_the_open_run_plays_the_same_steps_with_every_group_open_and_the_same_request_bound(
+    varlen_server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[tuple[Recording, Scripted]] = []
+
+    def backend(base_url: str, model_dir: Any, setup: rollout_vllm.Setup) -> rollout_vllm.SeededBackend:
+        # The bench's bound: the endpoint's max_concurrency is C x G requests.
+        inner = Scripted(max_concurrency=setup.in_flight, delay_s=0.002)
+        made.append((Recording(inner, base_seed=setup.seed), inner))  # type: ignore[arg-type]
+        made[-1][0].calls = []
+        return made[-1][0]
+
+    monkeypatch.setattr(rollout_vllm, "backend", backend)
+    setup = rollout_vllm.Setup(groups=6, group_size=2, concurrent=2, max_turns=12, max_tokens=8, open_groups=6)
+    ind = asyncio.run(rollout_vllm.run_independent("", varlen_server.base_url, Path("."), setup))
+    opened = asyncio.run(
+        rollout_vllm.run_independent("", varlen_server.base_url, Path("."), setup, open_groups=6)
+    )
+    assert opened.mode == "open" and ind.mode == "independent"
+    assert opened.steps == ind.steps and opened.episodes == ind.episodes == 12
+    assert sorted(s.seed for s in opened.sent) == sorted(s.seed for s in ind.sent)
+    # Every group is open at once, yet the policy never sees more than C x G = 4 requests.
+    first_turn = {member.split(":")[1] for call in made[1][0].calls for member, turn in call if turn == 0}
+    assert first_turn == {str(g) for g in range(6)}
+    assert made[0][1].peak <= setup.in_flight and made[1][1].peak == setup.in_flight
 
 
 def test_the_equal_turn_bound_counts_the_tail() -> None:
@@ -169,9 +204,10 @@ def test_the_prefix_cache_counters_are_read_from_vllms_metric_names() -> None:
 
 def test_runs_that_did_different_work_are_not_compared() -> None:
     row = {"repeat": 0, "episodes": 8, "steps": 40, "generated_tokens": 900}
-    same = [{**row, "mode": "lockstep"}, {**row, "mode": "independent"}, {**row, "mode": "raw"}]
+    modes = ("lockstep", "independent", "open", "raw")
+    same = [{**row, "mode": mode} for mode in modes]
     rollout_vllm.check_same_work(same)
-    for mode, key in (("lockstep", "steps"), ("raw", "generated_tokens")):
+    for mode, key in (("lockstep", "steps"), ("open", "episodes"), ("raw", "generated_tokens")):
         other = [r if r["mode"] != mode else {**r, key: r[key] + 1} for r in same]
         with pytest.raises(SystemExit, match="not the same work"):
             rollout_vllm.check_same_work(other)

@@ -51,7 +51,7 @@ def _config(model: Path, run: Path, **over: Any) -> Any:
         "output.tensorboard": False,
         "rollout.group_size": 2,
         "rollout.batch_tasks": 2,
-        "rollout.max_steps": 400,
+        "rollout.max_steps": 2000,  # a held long task ends by the trainer, not by truncation
         "rollout.task_ids": TASKS,
         "rollout.max_tokens": 4,
         "rollout.context.family": "envhub/SearchQA-v0",

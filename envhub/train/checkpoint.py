@@ -64,6 +64,19 @@ class TrainerState:
     consumed_uids: list[str] = field(default_factory=list)
     #: The iteration whose validation reached ``validation.stop_at``: the run is over.
     stopped_at: int | None = None
+    #: The run's label on the queue (``rollout.run``, else from the run directory when the run
+    #: began): a resume keeps it, so it reads its own consumer group wherever the directory is.
+    run_label: str | None = None
+    #: Groups the staleness rule dropped, over the whole run (``staleness/dropped``), and the
+    #: part of them sampled by weights no checkpoint holds (``staleness/dropped_lost``).
+    dropped_groups: int = 0
+    dropped_lost: int = 0
+    #: Other runs' groups the trainer passed over on a shared stream (``queue/foreign``).
+    foreign_groups: int = 0
+    #: Rollout jobs whose groups were sampled by this run's weights (job id -> policy version),
+    #: those within ``max_staleness`` of ``policy_version``: a resume uses their groups, and
+    #: drops the groups of jobs not listed (a killed trainer's versions after this checkpoint).
+    lineage_jobs: dict[str, int] = field(default_factory=dict)
 
 
 def is_peft_model(model: Any) -> bool:

@@ -631,7 +631,10 @@ class TrainConfig(_Strict):
     iterations: int = Field(default=100, ge=1, description="Training iterations (rollout + update).")
     seed: int = Field(default=0, ge=0)
     max_staleness: int = Field(
-        default=0, ge=0, description="Policy versions a group may lag; 0 is the synchronous loop."
+        default=0,
+        ge=0,
+        description="Policy versions a group may lag (admission, and again when it is trained on: older "
+        "groups are dropped and counted); 0 is the synchronous loop.",
     )
     advantage: dict[str, Any] = Field(
         default_factory=dict, description="Estimator settings over the env's reference defaults."

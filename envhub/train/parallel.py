@@ -76,6 +76,8 @@ SUMMED_METRICS = frozenset(
         "rollout/episodes",
         "actor/tokens",
         "perf/tokens_per_s",
+        "staleness/dropped_now",
+        "staleness/corrected",
     }
 )
 

@@ -132,7 +132,19 @@ def trainer_queue(
 
 
 class RolloutSource(Protocol):
-    """Plays groups at a policy version and takes new weights."""
+    """Plays groups at a policy version and takes new weights.
+
+    ``jobs`` names the rollout jobs this source ran or will run, by job id (what each group
+    carries as ``job_id``) with the policy version they sample: the trainer's staleness rule
+    tells its own groups (and those of the run's earlier processes, from its checkpoint) from
+    a killed process's by it.
+    """
+
+    jobs: dict[str, int]
+
+    async def settle(self) -> None:
+        """Return once every job submitted so far is listed in :attr:`jobs`."""
+        ...
 
     async def play(
         self,
@@ -206,6 +218,15 @@ class EngineRollouts:
         self._backends: dict[int, PolicyBackend] = {}
         self._live: dict[int, int] = {}  # version -> groups in flight
         self._idle = asyncio.Condition()
+        #: One job per policy version (``<run_id>-v<version>``), known once its weights are pushed.
+        self.jobs: dict[str, int] = {}
+
+    def job_id(self, version: int) -> str:
+        """The job id of this source's groups sampled at ``version``."""
+        return f"{self._run_id}-v{version}"
+
+    async def settle(self) -> None:
+        """Nothing to wait for: a version's job is listed when its weights are pushed."""
 
     async def play(
         self,
@@ -232,7 +253,7 @@ class EngineRollouts:
                 backend=backend,
                 envs=self.envs,
                 tasks=tasks,
-                job_id=f"{self._run_id}-v{version}",
+                job_id=self.job_id(version),
                 sequence_builder=self._builder,
             )
             report = played.report
@@ -253,6 +274,7 @@ class EngineRollouts:
 
     async def push_weights(self, model: Any, version: int) -> dict[str, float]:
         start = time.perf_counter()
+        self.jobs[self.job_id(version)] = version
         if self._factory is not None:
             self._backends[version] = self._factory(model, version)
             await self._retire()
@@ -322,6 +344,9 @@ class ServiceRollouts:
         self.stream, self.run = stream, run
         self._env_token = env_token
         self._client = AsyncRolloutClient(self.service_url, token=service_token, timeout_s=30.0)
+        self.jobs: dict[str, int] = {}  # the jobs submitted, known once the service answers
+        self._submitting = 0
+        self._submitted = asyncio.Condition()
 
     async def play(
         self,
@@ -336,12 +361,19 @@ class ServiceRollouts:
             raise ConfigurationError("A rollout service publishes to its own Redis stream only.")
         from envhub.core.errors import UnauthorizedError
 
+        async with self._submitted:
+            self._submitting += 1
         try:
             created = await self._client.submit(
                 self.request(tasks, version=version, sampling=sampling, group_size=group_size)
             )
+            self.jobs[created.job_id] = version
         except UnauthorizedError as exc:
             raise refused("rollout service", self.service_url, "ENVHUB_ROLLOUT_TOKEN") from exc
+        finally:
+            async with self._submitted:
+                self._submitting -= 1
+                self._submitted.notify_all()
         final = await self._client.wait(created.job_id, poll_s=self._poll_s)
         if final.status != "done":
             raise EnvhubError(
@@ -350,6 +382,11 @@ class ServiceRollouts:
                 status=final.status,
             )
         return final.published
+
+    async def settle(self) -> None:
+        """Wait for the submissions under way: a job's groups may come back before its id does."""
+        async with self._submitted:
+            await self._submitted.wait_for(lambda: self._submitting == 0)
 
     def request(
         self,

@@ -7,13 +7,19 @@ AReaL/SkyRL rule (``shared/reference/round2_rollout_trainer.md`` §7)::
 
 so with ``max_staleness = 0`` exactly B groups are played at version v and the trainer waits
 for them (verl-agent's on-policy loop), and with k > 0 rollouts go on at the current version
-while the trainer updates, never more than k versions behind. Each iteration the trainer takes
-B finished groups from the queue (whole groups: an anchor group never mixes versions), computes
-advantages with :mod:`envhub.algos`, old logprobs (recomputed by the actor, or the rollout's),
-reference logprobs when the KL coefficient is not 0, and runs :meth:`Learner.update`; rows
-sampled by an older version are corrected by truncated importance sampling against their stored
-rollout logprobs. Then it publishes the new weights (version + 1), logs, checkpoints and, every
-k iterations, validates.
+while the trainer updates. Admission alone does not bound what is trained on (a long group
+admitted at v can finish after groups admitted later, or a resume can find an old backlog on
+Redis), so the bound holds again at consumption (:meth:`Trainer._verdict`): a group sampled more
+than k versions before the current one, or by weights of a version this run's checkpoints never
+held (a killed trainer's, after its last checkpoint), is dropped, never trained on, counted
+(``staleness/dropped``, a run total kept in the checkpoint) and, when this process admitted it,
+replaced. Each iteration the trainer takes B finished groups that pass the rule from the queue
+(whole groups: an anchor group never mixes versions), computes advantages with
+:mod:`envhub.algos`, old logprobs (recomputed by the actor, or the rollout's), reference
+logprobs when the KL coefficient is not 0, and runs :meth:`Learner.update`; rows sampled by an
+older version (at most k behind) are corrected by truncated importance sampling against their
+stored rollout logprobs. Then it publishes the new weights (version + 1), logs, checkpoints
+and, every k iterations, validates.
 
 Under ``torchrun`` every rank plays and trains on its own B / world groups (data parallel over
 groups: group statistics never cross ranks) and DDP or FSDP2 (``model.strategy``,
@@ -30,7 +36,7 @@ import math
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -226,6 +232,22 @@ def _task_id(delivery: Delivery | Group) -> str:
     if isinstance(delivery, Delivery):
         return delivery.columns.task_id if delivery.columns is not None else delivery.group.task_id
     return delivery.task_id
+
+
+def _provenance(delivery: Delivery) -> tuple[int | None, str | None, bool]:
+    """A delivered group's policy version, job id, and whether every step has sampling logprobs."""
+    if delivery.columns is not None:
+        c = delivery.columns
+        return c.policy_version, c.job_id, all(lp is not None for lp in c.response_logprobs)
+    g = delivery.group
+    steps = [s for t in g.trajectories for s in t.steps]
+    return g.policy_version, g.job_id, all(s.response_logprobs is not None for s in steps)
+
+
+def _foreign(queue: GroupQueue) -> int:
+    """Entries of other runs a queue passed over (acknowledged for this run's consumer group)."""
+    stats = getattr(queue, "stats", None)
+    return int(getattr(stats, "filtered_out", 0))
 
 
 def _records(deliveries: Sequence[Delivery]) -> list[Group]:
@@ -488,6 +510,31 @@ class Trainer:
             shuffle=self.learner.shuffle_generator,
         )
 
+    def _adopt_run_label(self) -> None:
+        """The run keeps the queue label it began with (recorded in its checkpoints).
+
+        A resumed run reads its own consumer group even when its directory moved (another mount
+        point, another working directory for a relative path), which would change the default
+        label.
+
+        Raises:
+            ConfigurationError: ``rollout.run`` names another label than the checkpoint's.
+        """
+        recorded = self.state.run_label
+        if recorded is None:
+            self.state.run_label = self.run_label
+            return
+        asked = self.config.rollout.run
+        if asked and asked != recorded:
+            raise ConfigurationError(
+                f"rollout.run is {asked!r}, but this run's checkpoint records the label {recorded!r}: "
+                "its groups on the queue carry that one. Leave rollout.run out (or set it to the "
+                "recorded label) to resume, or start a new run directory for a new label.",
+                run=asked,
+                recorded=recorded,
+            )
+        self.run_label = recorded
+
     async def _training_task_ids(self) -> list[str]:
         """The training tasks: ``rollout.task_ids``, else the split's (its first ``rollout.count``)."""
         rollout = self.config.rollout
@@ -511,6 +558,7 @@ class Trainer:
         """Train for ``config.iterations`` iterations (continuing a checkpointed run)."""
         config = self.config
         self._resume()
+        self._adopt_run_label()
         result = TrainResult(run_dir=self.run_dir, policy_version=self.state.policy_version)
         if self.state.iteration >= config.iterations or self.state.stopped_at is not None:
             return result
@@ -578,14 +626,18 @@ class Trainer:
         def may_admit() -> bool:
             return stop.is_set() or admitted < limit()
 
-        async def play(tasks: list[GroupTask], version: int) -> None:
+        async def replace(count: int) -> None:
+            """Admit ``count`` more groups in place of admitted ones that will never be trained on."""
             nonlocal admitted
+            async with changed:
+                admitted -= count
+                changed.notify_all()
+
+        async def play(tasks: list[GroupTask], version: int) -> None:
             async with concurrency:
                 published = await source.play(tasks, version=version, sampling=self.sampling)
-            if published < len(tasks):  # dropped groups: admit replacements
-                async with changed:
-                    admitted -= len(tasks) - published
-                    changed.notify_all()
+            if published < len(tasks):  # groups lost to failures: admit replacements
+                await replace(len(tasks) - published)
 
         def done(task: asyncio.Task[None]) -> None:
             plays.discard(task)
@@ -613,12 +665,25 @@ class Trainer:
         # used: a crash in between redelivers them, and the checkpoint's uids say which were used.
         durable = not isinstance(queue, MemoryQueue)
         unacked: list[Delivery] = []
+        foreign_seen = _foreign(queue)
         try:
             while self.state.iteration < config.iterations and self.state.stopped_at is None:
                 t0 = time.perf_counter()
-                deliveries = await self._take(queue, batch, failures)
+                deliveries, dropped = await self._take(queue, batch, failures, source, replace)
                 rollout_s = time.perf_counter() - t0
+                # Dropped groups are acknowledged as used ones are: a durable queue's at the next
+                # checkpoint (a crash before it redelivers them, to be judged again and counted once).
+                unacked.extend(d for d, _ in dropped)
+                seen, foreign_seen = foreign_seen, _foreign(queue)
+                lost = sum(why == "lost" for _, why in dropped)
+                counts = [float(len(dropped)), float(lost), float(foreign_seen - seen)]
+                if self.dist.world > 1:  # the run's totals: every rank's, the same on every rank
+                    counts = all_reduce_floats(counts)
+                self.state.dropped_groups += int(counts[0])
+                self.state.dropped_lost += int(counts[1])
+                self.state.foreign_groups += int(counts[2])
                 metrics = await self._train_on(deliveries)
+                metrics["staleness/dropped_now"] = float(len(dropped))  # this rank's (summed over ranks)
                 self.state.iteration += 1
                 if config.output.save_groups:  # the viewer reads records: decode them (once) here
                     groups = await asyncio.to_thread(_records, deliveries)
@@ -630,6 +695,10 @@ class Trainer:
                 self.state.consumed_uids.extend(d.uid for d in deliveries)
                 sync = await source.push_weights(self._full_model(), self.state.policy_version + 1)
                 self.state.policy_version += 1
+                self._record_lineage(source)
+                metrics["staleness/dropped"] = float(self.state.dropped_groups)
+                metrics["staleness/dropped_lost"] = float(self.state.dropped_lost)
+                metrics["queue/foreign"] = float(self.state.foreign_groups)
                 unacked.extend(deliveries)
                 if not durable:
                     await queue.ack(unacked)
@@ -679,9 +748,23 @@ class Trainer:
                 task.cancel()
             await asyncio.gather(producer_task, *plays, return_exceptions=True)
 
-    async def _take(self, queue: GroupQueue, count: int, failures: list[BaseException]) -> list[Delivery]:
-        """``count`` finished groups not used before (waiting while rollouts run; failing with them)."""
+    async def _take(
+        self,
+        queue: GroupQueue,
+        count: int,
+        failures: list[BaseException],
+        source: RolloutSource,
+        replace: Callable[[int], Awaitable[None]],
+    ) -> tuple[list[Delivery], list[tuple[Delivery, str]]]:
+        """``count`` finished groups to train on, and the groups the staleness rule dropped meanwhile.
+
+        Waits while rollouts run and fails with them. A group used before (a redelivery after a
+        crash) is acknowledged and skipped. Every other group is judged by :meth:`_verdict`; a
+        dropped one comes back second with the reason (the caller counts and acknowledges it),
+        and when this process admitted it, ``replace`` admits another in its place.
+        """
         got: list[Delivery] = []
+        dropped: list[tuple[Delivery, str]] = []
         used = set(self.state.consumed_uids)
         while len(got) < count:
             if failures:
@@ -691,8 +774,46 @@ class Trainer:
                     await queue.ack([d])
                     continue
                 used.add(d.uid)
-                got.append(d)
-        return got
+                why = await self._verdict(d, source)
+                if why is None:
+                    got.append(d)
+                    continue
+                dropped.append((d, why))
+                await source.settle()
+                if _provenance(d)[1] in source.jobs:  # this process admitted it: play one more
+                    await replace(1)
+        return got, dropped
+
+    async def _verdict(self, delivery: Delivery, source: RolloutSource) -> str | None:
+        """The staleness rule at consumption: None to train on the group, else why it is dropped.
+
+        A group is trained on only when this run's weights of its version sampled it, that
+        version is at most ``max_staleness`` behind the current one, and, when it is behind, its
+        rows carry the sampling logprobs that truncated importance sampling corrects them with.
+        ``"stale"``: more than ``max_staleness`` versions behind. ``"lost"``: its job is neither
+        this process's nor one the checkpoint lists (a killed trainer's, sampled by weights of a
+        version after its last checkpoint, which this run never had). ``"uncorrectable"``:
+        behind, without sampling logprobs.
+        """
+        version, job, logprobs = _provenance(delivery)
+        if version is None:  # not stamped (no source of the trainer's does that): as it comes
+            return None
+        lag = self.state.policy_version - version
+        if lag > self.config.max_staleness:
+            return "stale"
+        if job is None or (job not in source.jobs and job not in self.state.lineage_jobs):
+            await source.settle()  # a job just submitted: its id comes back with the service's answer
+            if job is None or (job not in source.jobs and job not in self.state.lineage_jobs):
+                return "lost"
+        if lag > 0 and not logprobs:
+            return "uncorrectable"
+        return None
+
+    def _record_lineage(self, source: RolloutSource) -> None:
+        """Keep the jobs a resume may still use: this run's, within ``max_staleness`` of now."""
+        oldest = self.state.policy_version - self.config.max_staleness
+        jobs = {**self.state.lineage_jobs, **source.jobs}
+        self.state.lineage_jobs = {job: v for job, v in jobs.items() if v >= oldest}
 
     async def _train_on(self, deliveries: Sequence[Delivery | Group]) -> dict[str, float]:
         """Advantages, old/ref logprobs and the update for one iteration's groups."""
@@ -779,10 +900,16 @@ class Trainer:
         return weights
 
     def _staleness(self, versions: Sequence[int], metrics: dict[str, float]) -> None:
+        """How far behind the current version the iteration's groups were sampled.
+
+        ``staleness/corrected`` counts the groups behind it (their rows are corrected by
+        truncated importance sampling; groups further behind than ``max_staleness`` never get here).
+        """
         if versions:
             lag = [self.state.policy_version - v for v in versions]
             metrics["staleness/mean"] = float(np.mean(lag))
             metrics["staleness/max"] = float(max(lag))
+            metrics["staleness/corrected"] = float(sum(1 for x in lag if x > 0))
 
     async def _step_rows(
         self, deliveries: Sequence[Delivery | Group]

@@ -132,18 +132,26 @@ def test_the_open_run_plays_the_same_steps_with_every_group_open_and_the_same_re
         return made[-1][0]
 
     monkeypatch.setattr(rollout_vllm, "backend", backend)
-    setup = rollout_vllm.Setup(groups=6, group_size=2, concurrent=2, max_turns=12, max_tokens=8, open_groups=6)
-    ind = asyncio.run(rollout_vllm.run_independent("", varlen_server.base_url, Path("."), setup))
-    opened = asyncio.run(
-        rollout_vllm.run_independent("", varlen_server.base_url, Path("."), setup, open_groups=6)
-    )
-    assert opened.mode == "open" and ind.mode == "independent"
-    assert opened.steps == ind.steps and opened.episodes == ind.episodes == 12
-    assert sorted(s.seed for s in opened.sent) == sorted(s.seed for s in ind.sent)
+    setup = rollout_vllm.Setup(groups=6, group_size=2, concurrent=2, max_turns=12, max_tokens=8)
+    assert setup.opened == 6  # every group by default
+    url = varlen_server.base_url
+    ind = asyncio.run(rollout_vllm.run_independent("", url, Path("."), setup))
+    opened = asyncio.run(rollout_vllm.run_independent("", url, Path("."), setup, open_all=True))
+    lock_open = asyncio.run(rollout_vllm.run_lockstep("", url, Path("."), setup, open_all=True))
+    assert (ind.mode, opened.mode, lock_open.mode) == ("independent", "open", "lockstep-open")
+    assert opened.steps == ind.steps == lock_open.steps and opened.episodes == ind.episodes == 12
+    # The same requests (a scripted policy answers alike whatever the batch).
+    assert rollout_vllm.same_requests(ind.sent, opened.sent) == 1.0
+    assert rollout_vllm.same_requests(lock_open.sent, opened.sent) == 1.0
+    assert rollout_vllm.same_requests(ind.sent[1:], opened.sent[:-1]) < 1.0
     # Every group is open at once, yet the policy never sees more than C x G = 4 requests.
-    first_turn = {member.split(":")[1] for call in made[1][0].calls for member, turn in call if turn == 0}
-    assert first_turn == {str(g) for g in range(6)}
-    assert made[0][1].peak <= setup.in_flight and made[1][1].peak == setup.in_flight
+    for recording, inner in made[1:]:
+        first_turn = {member.split(":")[1] for call in recording.calls for member, turn in call if turn == 0}
+        assert first_turn == {str(g) for g in range(6)}
+        assert inner.peak == setup.in_flight
+    assert made[0][1].peak <= setup.in_flight
+    # Lockstep-open: one batch of all 6 groups, one call per turn of every live member.
+    assert len(made[2][0].calls[0]) == 12
 
 
 def test_the_equal_turn_bound_counts_the_tail() -> None:
@@ -204,10 +212,16 @@ def test_the_prefix_cache_counters_are_read_from_vllms_metric_names() -> None:
 
 def test_runs_that_did_different_work_are_not_compared() -> None:
     row = {"repeat": 0, "episodes": 8, "steps": 40, "generated_tokens": 900}
-    modes = ("lockstep", "independent", "open", "raw")
+    modes = ("lockstep", "independent", "lockstep-open", "open", "raw", "raw-unbounded")
     same = [{**row, "mode": mode} for mode in modes]
     rollout_vllm.check_same_work(same)
-    for mode, key in (("lockstep", "steps"), ("open", "episodes"), ("raw", "generated_tokens")):
+    for mode, key in (
+        ("lockstep", "steps"),
+        ("lockstep-open", "episodes"),
+        ("open", "episodes"),
+        ("raw", "generated_tokens"),
+        ("raw-unbounded", "generated_tokens"),
+    ):
         other = [r if r["mode"] != mode else {**r, key: r[key] + 1} for r in same]
         with pytest.raises(SystemExit, match="not the same work"):
             rollout_vllm.check_same_work(other)

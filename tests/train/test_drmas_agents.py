@@ -218,7 +218,7 @@ def test_a_checkpoint_keeps_every_agent_s_model_and_optimizer(
         "agents": {
             "verifier": {"model": {"path": str(other_model_dir)}},
             "search": {"model": {"path": str(other_model_dir)}},
-            "answer": {"optim": {"lr": 2e-4}},
+            "answer": {"optim": {"lr": 2e-4}, "model": {"lora": {"r": 4, "alpha": 8}}},
         }
     }
     config = _config(small_model_dir, run, **over)
@@ -226,10 +226,16 @@ def test_a_checkpoint_keeps_every_agent_s_model_and_optimizer(
     assert set(trainer.policies) == {"verifier", "search", "answer"}  # no shared model is loaded
     asyncio.run(trainer.run())
     trained = {n: (_weights(p.model), p.learner.optimizer.state_dict()) for n, p in trainer.policies.items()}
-    assert (run / "checkpoints" / "iter_1" / "agents" / "verifier").is_dir()
+    agents_dir = run / "checkpoints" / "iter_1" / "agents"
+    assert (agents_dir / "verifier" / "model.safetensors").is_file()
+    assert (agents_dir / "answer" / "adapter_model.safetensors").is_file()  # its LoRA adapter only
 
     resumed = Trainer(config)
+    initial = {n: _weights(p.model) for n, p in resumed.policies.items()}
     resumed._resume()
+    for name in ("verifier", "answer"):  # trained (they have rows every step): resume moved them back
+        now = _weights(resumed.policies[name].model)
+        assert any(not torch.equal(initial[name][k], now[k]) for k in now), name
     assert resumed.state.iteration == 1
     for name, policy in resumed.policies.items():
         weights, optimizer = trained[name]

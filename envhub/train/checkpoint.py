@@ -36,6 +36,7 @@ __all__ = [
     "ADAPTER_CONFIG",
     "ADAPTER_WEIGHTS",
     "AGENTS_DIR",
+    "DEFAULT_ADAPTER",
     "TOKENIZER_FILES",
     "AgentParts",
     "TrainerState",
@@ -89,6 +90,12 @@ class AgentParts:
     scheduler: Any
     shuffle: torch.Generator | None = None
     tokenizer_dir: str | Path | None = None
+    #: The agent is this LoRA adapter of ``model`` (shared with other agents): only it is kept.
+    adapter: str | None = None
+
+
+#: peft's name of a LoRA model's first adapter (the shared model's, beside the agents' own).
+DEFAULT_ADAPTER = "default"
 
 
 def is_peft_model(model: Any) -> bool:
@@ -167,15 +174,29 @@ def save_checkpoint(
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     if model is not None:
-        model.save_pretrained(tmp)
+        if is_peft_model(model) and len(model.peft_config) > 1:  # the agents' adapters go below
+            model.save_pretrained(tmp, selected_adapters=[DEFAULT_ADAPTER])
+        else:
+            model.save_pretrained(tmp)
         _copy_tokenizer(tokenizer_dir, tmp)
     for role, parts in (agents or {}).items():
         out = tmp / AGENTS_DIR / role
-        parts.model.save_pretrained(out)
+        if parts.adapter is not None:  # peft writes a named adapter to out/<adapter>/
+            parts.model.save_pretrained(out, selected_adapters=[parts.adapter])
+        else:
+            parts.model.save_pretrained(out)
         _copy_tokenizer(parts.tokenizer_dir, out)
+        previous = parts.model.active_adapter if parts.adapter is not None else None
+        if parts.adapter is not None:
+            parts.model.set_adapter(parts.adapter)  # its weights trainable, as on load
+        try:
+            own_optimizer = full_optimizer_state(parts.model, parts.optimizer)
+        finally:
+            if previous is not None:
+                parts.model.set_adapter(previous)
         torch.save(
             {
-                "optimizer": full_optimizer_state(parts.model, parts.optimizer),
+                "optimizer": own_optimizer,
                 "scheduler": parts.scheduler.state_dict(),
                 "shuffle": parts.shuffle.get_state() if parts.shuffle is not None else None,
             },
@@ -203,7 +224,7 @@ def save_checkpoint(
     return final
 
 
-def _load_adapter(path: Path, model: Any) -> None:
+def _load_adapter(path: Path, model: Any, adapter: str = "default") -> None:
     """Load a LoRA checkpoint's adapter into the peft ``model`` (its base weights stay as loaded)."""
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
@@ -213,8 +234,10 @@ def _load_adapter(path: Path, model: Any) -> None:
             f"Checkpoint {path} holds full weights, not a LoRA adapter ({ADAPTER_WEIGHTS}), but this run "
             "trains model.lora: resume it without model.lora, or start a new run directory."
         )
-    result: Any = set_peft_model_state_dict(model, load_file(str(path / ADAPTER_WEIGHTS)))
-    missing = [k for k in result.missing_keys if "lora_" in k]
+    result: Any = set_peft_model_state_dict(
+        model, load_file(str(path / ADAPTER_WEIGHTS)), adapter_name=adapter
+    )
+    missing = [k for k in result.missing_keys if "lora_" in k and f".{adapter}." in k]
     unexpected = list(result.unexpected_keys)
     if missing or unexpected:
         raise ConfigurationError(
@@ -251,19 +274,32 @@ def _load_weights(path: Path, model: Any) -> None:
         model.load_state_dict(weights, strict=False)
 
 
-def _load_model_and_optimizer(path: Path, model: Any, optimizer: torch.optim.Optimizer, state: Any) -> None:
+def _load_model_and_optimizer(
+    path: Path, model: Any, optimizer: torch.optim.Optimizer, state: Any, adapter: str | None = None
+) -> None:
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
 
-    if is_peft_model(model):
+    if adapter is not None:
+        _load_adapter(path / adapter, model, adapter)
+    elif is_peft_model(model):
         _load_adapter(path, model)
     else:
         _load_weights(path, model)
     full = StateDictOptions(full_state_dict=True, strict=False)
     groups = state.get("param_groups") or [{}]
-    if all(isinstance(p, str) for p in groups[0].get("params", [])):
-        set_optimizer_state_dict(model, optimizer, state, options=full)
-    else:  # an index-keyed state (checkpoints from before name-keyed ones)
-        optimizer.load_state_dict(state)
+    # An agent's adapter must be the active one: only its weights are trainable, and torch
+    # builds the optimizer's state over the trainable ones.
+    previous = model.active_adapter if adapter is not None else None
+    if adapter is not None:
+        model.set_adapter(adapter)
+    try:
+        if all(isinstance(p, str) for p in groups[0].get("params", [])):
+            set_optimizer_state_dict(model, optimizer, state, options=full)
+        else:  # an index-keyed state (checkpoints from before name-keyed ones)
+            optimizer.load_state_dict(state)
+    finally:
+        if previous is not None:
+            model.set_adapter(previous)
 
 
 def load_checkpoint(
@@ -306,7 +342,7 @@ def load_checkpoint(
     for role, parts in (agents or {}).items():
         where = path / AGENTS_DIR / role
         own = torch.load(where / _AGENT_STATE, weights_only=False)
-        _load_model_and_optimizer(where, parts.model, parts.optimizer, own["optimizer"])
+        _load_model_and_optimizer(where, parts.model, parts.optimizer, own["optimizer"], parts.adapter)
         parts.scheduler.load_state_dict(own["scheduler"])
         if parts.shuffle is not None and own.get("shuffle") is not None:
             parts.shuffle.set_state(own["shuffle"])

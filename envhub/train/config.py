@@ -634,12 +634,20 @@ class AgentPolicyConfig(_Strict):
 
     Each section is the top-level one with the keys given here over it: ``agents: {verifier:
     {model: {path: DIR}, optim: {lr: 1e-5, micro_batch_rows: 4}}}`` trains a model of its own
-    for the verifier, with the run's ``model`` and ``optim`` settings but these.
+    for the verifier, with the run's ``model`` and ``optim`` settings but these. With
+    ``adapter: true`` the agent is instead a LoRA adapter of its own on the top-level model (one
+    base in memory; the top-level ``model.lora`` gives its shape, ``model: {lora: ...}`` here
+    another).
     """
 
     model: ModelConfig = Field(description="The agent's model: the top-level model keys, these over them.")
     optim: OptimConfig = Field(
         description="The agent's optimizer: the top-level optim keys, these over them."
+    )
+    adapter: bool = Field(
+        default=False,
+        description="A LoRA adapter of its own on the top-level model (needs model.lora) instead of "
+        "a model of its own.",
     )
 
 
@@ -806,6 +814,22 @@ def _own_model_problems(config: TrainConfig) -> list[str]:
         )
     if config.grounded.enabled:
         problems.append("agents: grounded reads one model's hidden states; leave grounded off")
+    for role, spec in config.agents.items():
+        if not spec.adapter:
+            continue
+        if config.model.lora is None:
+            problems.append(
+                f"agents.{role}.adapter: a LoRA adapter on the top-level model needs model.lora "
+                "(the shared model is then a LoRA model too)"
+            )
+            continue
+        top, own = config.model.model_dump(exclude={"lora"}), spec.model.model_dump(exclude={"lora"})
+        problems.extend(
+            f"agents.{role}.model.{key}: an adapter shares the top-level model, so only its lora "
+            f"keys may differ (top-level {top[key]!r}, here {own[key]!r})"
+            for key in top
+            if top[key] != own[key]
+        )
     return problems
 
 

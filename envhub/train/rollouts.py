@@ -435,12 +435,17 @@ class ServiceRollouts:
         await self._client.close()
 
 
-def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: int) -> Any:
-    """``factory(model, version)``: a TransformersBackend over a frozen copy of ``model``."""
+def in_process_sampler_factory(
+    tokenizer_dir: str, *, device: str, max_batch: int, adapter: str | None = None
+) -> Any:
+    """``factory(model, version)``: a TransformersBackend over a frozen copy of ``model``.
+
+    ``adapter``: of a peft model with several adapters (one per agent), the one merged into the copy.
+    """
     from envhub.policy.transformers_backend import TransformersBackend
 
     def make(model: Any, version: int) -> PolicyBackend:
-        frozen = _plain_copy(model).eval()
+        frozen = _plain_copy(model, adapter=adapter).eval()
         for p in frozen.parameters():
             p.requires_grad_(False)
         return TransformersBackend(
@@ -450,13 +455,19 @@ def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: in
     return make
 
 
-def _plain_copy(model: Any) -> Any:
+def _plain_copy(model: Any, *, adapter: str | None = None) -> Any:
     """A copy of the plain HF model under DDP / peft wrappers (peft adapters merged into it).
 
     One copy: a peft model is copied once and merged in place (not copied again after merging).
+    ``adapter``: merge that adapter only (the model holds one per agent); None: the active one.
     """
     copied = copy.deepcopy(getattr(model, "module", model))
-    return copied.merge_and_unload() if hasattr(copied, "merge_and_unload") else copied
+    if not hasattr(copied, "merge_and_unload"):
+        return copied
+    if adapter is None:
+        return copied.merge_and_unload()
+    copied.set_adapter(adapter)
+    return copied.merge_and_unload(adapter_names=[adapter])
 
 
 def new_run_id() -> str:

@@ -55,6 +55,7 @@ from envhub.rollout.queue.codec import GroupColumns
 from envhub.rollout.queue.memory import MemoryQueue
 from envhub.rollout.queue.settings import QueueSettings
 from envhub.train.checkpoint import (
+    DEFAULT_ADAPTER,
     AgentParts,
     TrainerState,
     full_optimizer_state,
@@ -62,7 +63,14 @@ from envhub.train.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from envhub.train.config import SHARED_POLICY, ModelConfig, TrainConfig, TrainerCredentials
+from envhub.train.config import (
+    SHARED_POLICY,
+    AgentPolicyConfig,
+    LoRAConfig,
+    ModelConfig,
+    TrainConfig,
+    TrainerCredentials,
+)
 from envhub.train.coso import CausalEntropy
 from envhub.train.grounded import RowScores, expert_texts, mix_into_rows
 from envhub.train.learner import Learner, resolve_device
@@ -135,6 +143,13 @@ class AgentPolicy:
     learner: Learner
     tokenizer: ChatTokenizer
     device: torch.device
+    #: The peft adapter of ``model`` that is this policy (agents that are adapters on one base).
+    adapter: str | None = None
+
+    def activate(self) -> None:
+        """Make this policy's adapter the one the shared base runs (and trains) with."""
+        if self.adapter is not None:
+            self.model.set_adapter(self.adapter)
 
 
 @dataclass
@@ -188,23 +203,25 @@ def _load_model(config: ModelConfig, device: torch.device) -> Any:
         model.config.use_cache = False
     if config.lora is not None:
         try:
-            from peft import LoraConfig, get_peft_model
+            from peft import get_peft_model
         except ImportError as exc:  # pragma: no cover - peft is in the train extra
             from envhub.core.errors import DependencyMissingError
 
             raise DependencyMissingError("peft", extra="train") from exc
-        lora = config.lora
-        model = get_peft_model(
-            model,
-            LoraConfig(
-                r=lora.r,
-                lora_alpha=lora.alpha,
-                lora_dropout=lora.dropout,
-                target_modules=list(lora.target_modules),
-                task_type="CAUSAL_LM",
-            ),
-        )
+        model = get_peft_model(model, _lora_config(config.lora))
     return model
+
+
+def _lora_config(lora: LoRAConfig) -> Any:
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=list(lora.target_modules),
+        task_type="CAUSAL_LM",
+    )
 
 
 def _chat_tokenizer(path: str) -> ChatTokenizer:
@@ -363,10 +380,14 @@ class Trainer:
         #: Every model the run trains, by name: the shared one and each agent's own.
         self.policies: dict[str, AgentPolicy] = {}
         self.ddp: Any | None = None
-        if not own_roles or len(own_roles) < len(roles):
+        adapters = [role for role in own_roles if config.agents[role].adapter]
+        if not own_roles or len(own_roles) < len(roles) or adapters:
             self._shared_policy()
         for i, role in enumerate(own_roles):
             spec = config.agents[role]
+            if spec.adapter:
+                self.policies[role] = self._adapter_policy(role, spec, seed=config.seed + 1 + i)
+                continue
             device = resolve_device(spec.model.device)
             model = _load_model(spec.model, device)
             learner = Learner(
@@ -380,6 +401,8 @@ class Trainer:
             self.policies[role] = AgentPolicy(
                 role, spec.model, model, learner, _chat_tokenizer(spec.model.path), device
             )
+        if adapters:
+            self.policies[SHARED_POLICY].adapter = DEFAULT_ADAPTER
         if SHARED_POLICY not in self.policies:
             # Every role has its own model: the first one stands for "the model" where one is read.
             first = self.policies[own_roles[0]]
@@ -402,6 +425,25 @@ class Trainer:
     def own_policies(self) -> dict[str, AgentPolicy]:
         """The agents with a model of their own (``agents:``), by role."""
         return {name: p for name, p in self.policies.items() if name != SHARED_POLICY}
+
+    def _adapter_policy(self, role: str, spec: AgentPolicyConfig, *, seed: int) -> AgentPolicy:
+        """``role`` as a LoRA adapter of its own on the shared (peft) model, with its own optimizer."""
+        assert spec.model.lora is not None  # checked at load
+        model = self.model
+        model.add_adapter(role, _lora_config(spec.model.lora))
+        model.set_adapter(role)  # only the active adapter's weights are trainable: the optimizer's
+        try:
+            learner = Learner(
+                model,
+                model_config=spec.model,
+                loss=self.config.loss,
+                optim=spec.optim,
+                temperature=self.config.rollout.sampling.temperature,
+                seed=seed,
+            )
+        finally:
+            model.set_adapter(DEFAULT_ADAPTER)
+        return AgentPolicy(role, spec.model, model, learner, self.tokenizer, self.device, adapter=role)
 
     def _shared_policy(self) -> None:
         """Load the top-level model (the one model of a single-agent run), its learner and tokenizer."""
@@ -547,16 +589,23 @@ class Trainer:
             )
         envs = build_env_pool(self.env_id, settings, token=self.credentials.env_token)
         if settings.generation == "transformers":
+            shared = self.policies.get(SHARED_POLICY)
             factory = (
                 in_process_sampler_factory(
-                    self.config.model.path, device=str(self.device), max_batch=settings.max_batch
+                    self.config.model.path,
+                    device=str(self.device),
+                    max_batch=settings.max_batch,
+                    adapter=shared.adapter,
                 )
-                if SHARED_POLICY in self.policies
+                if shared is not None
                 else None
             )
             agent_factories = {
                 role: in_process_sampler_factory(
-                    p.model_config.path, device=str(p.device), max_batch=settings.max_batch
+                    p.model_config.path,
+                    device=str(p.device),
+                    max_batch=settings.max_batch,
+                    adapter=p.adapter,
                 )
                 for role, p in self.own_policies.items()
             }
@@ -617,6 +666,7 @@ class Trainer:
                 scheduler=p.learner.scheduler,
                 shuffle=p.learner.shuffle_generator,
                 tokenizer_dir=p.model_config.path,
+                adapter=p.adapter,
             )
             for role, p in self.own_policies.items()
         }
@@ -859,9 +909,14 @@ class Trainer:
             actor: list[dict[str, float]] = []
             diff = tokens = 0.0
             for policy, own_rows, own_agents in shares:
-                stats, diffs = self._update_policy(
-                    policy, own_rows, own_agents, deliveries, actions, mini_batches, out
-                )
+                policy.activate()
+                try:
+                    stats, diffs = self._update_policy(
+                        policy, own_rows, own_agents, deliveries, actions, mini_batches, out
+                    )
+                finally:
+                    if SHARED_POLICY in self.policies:
+                        self.policies[SHARED_POLICY].activate()
                 actor.append(stats.as_dict())
                 diff, tokens = diff + diffs[0], tokens + diffs[1]
                 for agent, norm in stats.agent_grad_norm.items():

@@ -250,3 +250,66 @@ def test_a_checkpoint_keeps_every_agent_s_model_and_optimizer(
     )
     with pytest.raises(ConfigurationError, match="agents"):
         Trainer(other)._resume()
+
+
+# -- a LoRA adapter per agent on one base -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("over", "named"),
+    [
+        ({"agents": {"verifier": {"adapter": True}}}, "needs model.lora"),
+        (
+            {
+                "model.lora": {"r": 4},
+                "agents": {"verifier": {"adapter": True, "model": {"dtype": "bfloat16"}}},
+            },
+            "agents.verifier.model.dtype",
+        ),
+    ],
+)
+def test_an_adapter_agent_needs_a_lora_top_level_model_and_its_keys(
+    small_model_dir: Path, tmp_path: Path, over: dict[str, Any], named: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=named):
+        _config(small_model_dir, tmp_path, **over)
+
+
+def test_each_agent_can_be_a_lora_adapter_of_its_own_on_one_base(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    config = _config(
+        small_model_dir,
+        run,
+        **{
+            "iterations": 2,
+            "model.lora": {"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj"]},
+            "agents": {"verifier": {"adapter": True, "optim": {"lr": 3e-2}}},
+        },
+    )
+    trainer = Trainer(config)
+    shared, verifier = trainer.policies["shared"], trainer.policies["verifier"]
+    assert verifier.model is shared.model  # one base, two adapters
+    base = {k: v.clone() for k, v in _weights(shared.model).items() if "lora_" not in k}
+    asyncio.run(trainer.run())
+    metrics = read_metrics(run)
+    # Iteration 2: the adapters differ, and each role's calls were sampled with its own.
+    assert metrics[1]["agent/verifier/logprob_diff"] < 1e-4
+    assert metrics[1]["agent/shared/logprob_diff"] < 1e-4
+    after = _weights(shared.model)
+    assert all(torch.equal(v, after[k]) for k, v in base.items())  # the base is frozen
+    lora_b = {k: v for k, v in after.items() if "lora_B" in k}
+    assert any(v.abs().sum() > 0 for k, v in lora_b.items() if ".verifier." in k)
+    assert any(v.abs().sum() > 0 for k, v in lora_b.items() if ".default." in k)
+    optimizers = {name: p.learner.optimizer.state_dict() for name, p in trainer.policies.items()}
+
+    resumed = Trainer(config)
+    resumed._resume()
+    now = _weights(resumed.policies["shared"].model)
+    assert all(torch.equal(after[k], v) for k, v in now.items())
+    for name, optimizer in optimizers.items():  # the shared adapter's and the verifier's
+        state = resumed.policies[name].learner.optimizer.state_dict()
+        assert optimizer["state"], name
+        for key, slot in optimizer["state"].items():
+            assert torch.equal(state["state"][key]["exp_avg"], slot["exp_avg"]), name

@@ -183,8 +183,12 @@ def _rank_device(device: torch.device, world: int) -> torch.device:
     return local
 
 
-def _load_model(config: ModelConfig, device: torch.device) -> Any:
+def _load_model(config: ModelConfig | TrainConfig, device: torch.device) -> Any:
+    """The model of a ``model:`` section (of a run's, or an agent's), on ``device``."""
     from transformers import AutoModelForCausalLM
+
+    if isinstance(config, TrainConfig):
+        config = config.model
 
     path = Path(config.path)
     if not path.is_dir():

@@ -19,7 +19,7 @@ is always the caller's.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +118,7 @@ async def play(
     sink: GroupWriter | None = None,
     *,
     backend: PolicyBackend | None = None,
+    agent_backends: Mapping[str, PolicyBackend] | None = None,
     envs: EnvPool | None = None,
     tasks: Sequence[GroupTask] | None = None,
     job_id: str = "job",
@@ -137,6 +138,8 @@ async def play(
             given below).
         sink: where finished groups go; None: kept and returned in task order (:attr:`Played.groups`).
         backend: the policy (default: built from ``request.policy``, and closed at the end).
+        agent_backends: with ``request.agents``, the policies of some roles (over
+            ``request.agents.policies``; the caller closes them), e.g. a model per agent.
         envs: the env pool (default: built from ``request.env_urls`` / ``env_id``, and closed).
         tasks: the groups to play (default: ``request.task_ids``, else the first ``request.count``
             of the split, seeded ``request.seed + slot``).
@@ -172,7 +175,7 @@ async def play(
         if request.agents is not None:
             # Multi-agent: the engine plays the team as its backend; the groups it finishes are
             # expanded to one row per role call on their way out (envhub.rollout.orchestra).
-            team = _team(request, backend, envs.env_id)
+            team = _team(request, backend, envs.env_id, agent_backends)
             writer = ExpandingWriter(writer, team) if writer is not None else None
             journal = ExpandingJournal(journal, team) if journal is not None else None
         player = team if team is not None else backend
@@ -208,7 +211,12 @@ async def play(
             await asyncio.shield(backend.aclose())
 
 
-def _team(request: RolloutRequest, shared: PolicyBackend | None, env_id: str) -> OrchestraBackend:
+def _team(
+    request: RolloutRequest,
+    shared: PolicyBackend | None,
+    env_id: str,
+    given: Mapping[str, PolicyBackend] | None = None,
+) -> OrchestraBackend:
     """The backend that plays ``request.agents`` on ``env_id`` (its roles' policies, else ``shared``)."""
     from envhub.envs.registry import resolve
 
@@ -225,4 +233,5 @@ def _team(request: RolloutRequest, shared: PolicyBackend | None, env_id: str) ->
         env_family=spec.family or spec.id,
         max_steps=limit,
         policy_version=request.policy_version,
+        given=given,
     )

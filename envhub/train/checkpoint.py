@@ -12,6 +12,11 @@ FSDP2 resumes under any of them; older checkpoints with
 index-keyed optimizer state still load. A checkpoint is written to a temporary name and
 renamed, so a crash mid-write never leaves a half checkpoint that resume would pick; ``latest``
 is whichever complete one has the highest iteration. Older ones beyond ``keep`` are deleted.
+
+A multi-agent run with a model per agent (``agents:``, Dr. MAS) keeps each agent's model,
+tokenizer files and ``agent_state.pt`` (its optimizer, scheduler and shuffle generator) in
+``agents/<role>/``; the top level holds the shared model (when some role plays it) and the run's
+counters and RNGs. A resume with another set of agents is refused.
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ from envhub.core.errors import ConfigurationError
 __all__ = [
     "ADAPTER_CONFIG",
     "ADAPTER_WEIGHTS",
+    "AGENTS_DIR",
+    "DEFAULT_ADAPTER",
     "TOKENIZER_FILES",
+    "AgentParts",
     "TrainerState",
     "full_optimizer_state",
     "is_peft_model",
@@ -40,6 +48,9 @@ __all__ = [
 ]
 
 _STATE = "trainer_state.pt"
+_AGENT_STATE = "agent_state.pt"
+#: The folder of a checkpoint that holds each agent's own model (``agents/<role>/``).
+AGENTS_DIR = "agents"
 #: What peft's ``save_pretrained`` writes for a LoRA model (the adapter only).
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
@@ -79,6 +90,27 @@ class TrainerState:
     lineage_jobs: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass
+class AgentParts:
+    """One agent's own model and what trains it, as a checkpoint keeps them (``agents/<role>/``).
+
+    Single-process only (a model per agent is refused under torchrun): the optimizer state is
+    gathered from the plain module.
+    """
+
+    model: Any
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    shuffle: torch.Generator | None = None
+    tokenizer_dir: str | Path | None = None
+    #: The agent is this LoRA adapter of ``model`` (shared with other agents): only it is kept.
+    adapter: str | None = None
+
+
+#: peft's name of a LoRA model's first adapter (the shared model's, beside the agents' own).
+DEFAULT_ADAPTER = "default"
+
+
 def is_peft_model(model: Any) -> bool:
     """Whether ``model`` is a peft model (LoRA adapters over a frozen base)."""
     return hasattr(model, "peft_config") and hasattr(model, "get_base_model")
@@ -116,16 +148,26 @@ def full_optimizer_state(model: Any, optimizer: torch.optim.Optimizer) -> dict[s
     return dict(get_optimizer_state_dict(model, optimizer, options=options))
 
 
+def _copy_tokenizer(tokenizer_dir: str | Path | None, out: Path) -> None:
+    if tokenizer_dir is None:
+        return
+    for name in TOKENIZER_FILES:
+        src = Path(tokenizer_dir) / name
+        if src.is_file():
+            shutil.copy2(src, out / name)
+
+
 def save_checkpoint(
     run_dir: str | Path,
     *,
-    model: Any,
-    optimizer_state: dict[str, Any],
-    scheduler: Any,
+    model: Any | None,
+    optimizer_state: dict[str, Any] | None,
+    scheduler: Any | None,
     state: TrainerState,
     tokenizer_dir: str | Path | None = None,
     keep: int = 2,
     shuffle: torch.Generator | None = None,
+    agents: dict[str, AgentParts] | None = None,
 ) -> Path:
     """Write checkpoint ``iter_<state.iteration>`` atomically and prune old ones.
 
@@ -134,23 +176,51 @@ def save_checkpoint(
             adapter is written); either with ``save_pretrained``.
         optimizer_state: :func:`full_optimizer_state` of the trained module and its optimizer.
         shuffle: the learner's mini-batch shuffle generator (its state is kept).
+        agents: each agent's own model and optimizer (``agents/<role>/``); ``model`` (with its
+            optimizer state and scheduler) is then the shared model, or None when every role
+            has its own.
     """
     root = Path(run_dir) / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"iter_{state.iteration}"
     tmp = root / f".tmp_iter_{state.iteration}"
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    if tokenizer_dir is not None:
-        for name in TOKENIZER_FILES:
-            src = Path(tokenizer_dir) / name
-            if src.is_file():
-                shutil.copy2(src, tmp / name)
+    tmp.mkdir(parents=True)
+    if model is not None:
+        if is_peft_model(model) and len(model.peft_config) > 1:  # the agents' adapters go below
+            model.save_pretrained(tmp, selected_adapters=[DEFAULT_ADAPTER])
+        else:
+            model.save_pretrained(tmp)
+        _copy_tokenizer(tokenizer_dir, tmp)
+    for role, parts in (agents or {}).items():
+        out = tmp / AGENTS_DIR / role
+        if parts.adapter is not None:  # peft writes a named adapter to out/<adapter>/
+            parts.model.save_pretrained(out, selected_adapters=[parts.adapter])
+        else:
+            parts.model.save_pretrained(out)
+        _copy_tokenizer(parts.tokenizer_dir, out)
+        previous = parts.model.active_adapter if parts.adapter is not None else None
+        if parts.adapter is not None:
+            parts.model.set_adapter(parts.adapter)  # its weights trainable, as on load
+        try:
+            own_optimizer = full_optimizer_state(parts.model, parts.optimizer)
+        finally:
+            if previous is not None:
+                parts.model.set_adapter(previous)
+        torch.save(
+            {
+                "optimizer": own_optimizer,
+                "scheduler": parts.scheduler.state_dict(),
+                "shuffle": parts.shuffle.get_state() if parts.shuffle is not None else None,
+            },
+            out / _AGENT_STATE,
+        )
     torch.save(
         {
             "state": state.__dict__,
             "optimizer": optimizer_state,
-            "scheduler": scheduler.state_dict(),
+            "scheduler": scheduler.state_dict() if scheduler is not None else None,
+            "agents": sorted(agents or {}),
             "rng": {
                 "torch": torch.get_rng_state(),
                 "numpy": np.random.get_state(),
@@ -167,7 +237,7 @@ def save_checkpoint(
     return final
 
 
-def _load_adapter(path: Path, model: Any) -> None:
+def _load_adapter(path: Path, model: Any, adapter: str = "default") -> None:
     """Load a LoRA checkpoint's adapter into the peft ``model`` (its base weights stay as loaded)."""
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
@@ -177,8 +247,10 @@ def _load_adapter(path: Path, model: Any) -> None:
             f"Checkpoint {path} holds full weights, not a LoRA adapter ({ADAPTER_WEIGHTS}), but this run "
             "trains model.lora: resume it without model.lora, or start a new run directory."
         )
-    result: Any = set_peft_model_state_dict(model, load_file(str(path / ADAPTER_WEIGHTS)))
-    missing = [k for k in result.missing_keys if "lora_" in k]
+    result: Any = set_peft_model_state_dict(
+        model, load_file(str(path / ADAPTER_WEIGHTS)), adapter_name=adapter
+    )
+    missing = [k for k in result.missing_keys if "lora_" in k and f".{adapter}." in k]
     unexpected = list(result.unexpected_keys)
     if missing or unexpected:
         raise ConfigurationError(
@@ -215,36 +287,78 @@ def _load_weights(path: Path, model: Any) -> None:
         model.load_state_dict(weights, strict=False)
 
 
+def _load_model_and_optimizer(
+    path: Path, model: Any, optimizer: torch.optim.Optimizer, state: Any, adapter: str | None = None
+) -> None:
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+
+    if adapter is not None:
+        _load_adapter(path / adapter, model, adapter)
+    elif is_peft_model(model):
+        _load_adapter(path, model)
+    else:
+        _load_weights(path, model)
+    full = StateDictOptions(full_state_dict=True, strict=False)
+    groups = state.get("param_groups") or [{}]
+    # An agent's adapter must be the active one: only its weights are trainable, and torch
+    # builds the optimizer's state over the trainable ones.
+    previous = model.active_adapter if adapter is not None else None
+    if adapter is not None:
+        model.set_adapter(adapter)
+    try:
+        if all(isinstance(p, str) for p in groups[0].get("params", [])):
+            set_optimizer_state_dict(model, optimizer, state, options=full)
+        else:  # an index-keyed state (checkpoints from before name-keyed ones)
+            optimizer.load_state_dict(state)
+    finally:
+        if previous is not None:
+            model.set_adapter(previous)
+
+
 def load_checkpoint(
     path: str | Path,
     *,
-    model: Any,
-    optimizer: torch.optim.Optimizer,
-    scheduler: Any,
+    model: Any | None,
+    optimizer: torch.optim.Optimizer | None,
+    scheduler: Any | None,
     shuffle: torch.Generator | None = None,
+    agents: dict[str, AgentParts] | None = None,
 ) -> TrainerState:
     """Restore model weights, optimizer, scheduler and RNGs from ``path``; return the counters.
 
     ``model`` is the module the optimizer steps: plain, FSDP2-sharded (then every rank calls
     this and takes its shard of the full tensors it reads), or a peft model (its adapter is
     loaded; the base weights are the ones it was built on). ``shuffle`` gets the learner's
-    shuffle generator state back where the checkpoint has one.
-    """
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+    shuffle generator state back where the checkpoint has one. ``agents``: each agent's own
+    model and optimizer, from ``agents/<role>/`` (``model`` is then the shared one, or None).
 
+    Raises:
+        ConfigurationError: the checkpoint was written with another set of agents (or without
+            the shared model this run has).
+    """
     path = Path(path)
-    if is_peft_model(model):
-        _load_adapter(path, model)
-    else:
-        _load_weights(path, model)
-    full = StateDictOptions(full_state_dict=True, strict=False)
     blob = torch.load(path / _STATE, weights_only=False)
-    groups = blob["optimizer"].get("param_groups") or [{}]
-    if all(isinstance(p, str) for p in groups[0].get("params", [])):
-        set_optimizer_state_dict(model, optimizer, blob["optimizer"], options=full)
-    else:  # an index-keyed state (checkpoints from before name-keyed ones)
-        optimizer.load_state_dict(blob["optimizer"])
-    scheduler.load_state_dict(blob["scheduler"])
+    saved, wanted = sorted(blob.get("agents", [])), sorted(agents or {})
+    if saved != wanted or (model is not None) != (blob["optimizer"] is not None):
+        shared = "with" if blob["optimizer"] is not None else "without"
+        raise ConfigurationError(
+            f"Checkpoint {path} was written by a run whose agents with a model of their own were "
+            f"{saved or 'none'} ({shared} a shared model); this run's agents are {wanted or 'none'}. "
+            "Resume with the same agents section, or start a new run directory.",
+            saved=saved,
+            wanted=wanted,
+        )
+    if model is not None:
+        assert optimizer is not None and scheduler is not None
+        _load_model_and_optimizer(path, model, optimizer, blob["optimizer"])
+        scheduler.load_state_dict(blob["scheduler"])
+    for role, parts in (agents or {}).items():
+        where = path / AGENTS_DIR / role
+        own = torch.load(where / _AGENT_STATE, weights_only=False)
+        _load_model_and_optimizer(where, parts.model, parts.optimizer, own["optimizer"], parts.adapter)
+        parts.scheduler.load_state_dict(own["scheduler"])
+        if parts.shuffle is not None and own.get("shuffle") is not None:
+            parts.shuffle.set_state(own["shuffle"])
     rng = blob["rng"]
     torch.set_rng_state(rng["torch"])
     np.random.set_state(rng["numpy"])

@@ -40,6 +40,8 @@ __all__ = [
     "GROUNDED_METHODS",
     "ROLLOUT_SHORTHANDS",
     "SAMPLING_SEED",
+    "SHARED_POLICY",
+    "AgentPolicyConfig",
     "Algo",
     "CoSoConfig",
     "EntropyKind",
@@ -623,6 +625,58 @@ class OutputConfig(_Strict):
     )
 
 
+#: The name of the top-level model in a multi-agent run: it plays every role ``agents:`` leaves out.
+SHARED_POLICY = "shared"
+
+
+class AgentPolicyConfig(_Strict):
+    """One agent's own model and optimizer (Dr. MAS: a model per agent), under ``agents.<role>``.
+
+    Each section is the top-level one with the keys given here over it: ``agents: {verifier:
+    {model: {path: DIR}, optim: {lr: 1e-5, micro_batch_rows: 4}}}`` trains a model of its own
+    for the verifier, with the run's ``model`` and ``optim`` settings but these. With
+    ``adapter: true`` the agent is instead a LoRA adapter of its own on the top-level model (one
+    base in memory; the top-level ``model.lora`` gives its shape, ``model: {lora: ...}`` here
+    another).
+    """
+
+    model: ModelConfig = Field(description="The agent's model: the top-level model keys, these over them.")
+    optim: OptimConfig = Field(
+        description="The agent's optimizer: the top-level optim keys, these over them."
+    )
+    adapter: bool = Field(
+        default=False,
+        description="A LoRA adapter of its own on the top-level model (needs model.lora) instead of "
+        "a model of its own.",
+    )
+
+
+def _inherit(data: Any) -> Any:
+    """``agents.<role>.model`` / ``.optim``: the top-level section with the role's keys over it."""
+    if not isinstance(data, dict) or not isinstance(data.get("agents"), dict):
+        return data
+    agents: dict[str, Any] = {}
+    for role, spec in data["agents"].items():
+        spec = {} if spec is None else spec
+        if isinstance(spec, BaseModel):
+            spec = spec.model_dump()
+        if not isinstance(spec, dict):
+            agents[role] = spec  # refused by the section's own validation
+            continue
+        merged = dict(spec)
+        for key in ("model", "optim"):
+            top = data.get(key)
+            top = top.model_dump() if isinstance(top, BaseModel) else dict(top or {})
+            own = spec.get(key)
+            if own is None:
+                own = {}
+            if isinstance(own, BaseModel):
+                own = own.model_dump(exclude_unset=True)
+            merged[key] = {**top, **own} if isinstance(own, dict) else own
+        agents[role] = merged
+    return {**data, "agents": agents}
+
+
 class TrainConfig(_Strict):
     """One training run."""
 
@@ -646,8 +700,22 @@ class TrainConfig(_Strict):
         default_factory=GroundedSettings, description="TimerPO's grounded advantage (off by default)."
     )
     optim: OptimConfig = Field(default_factory=OptimConfig)
+    agents: dict[str, AgentPolicyConfig] = Field(
+        default_factory=dict,
+        description="Dr. MAS: a model of its own per agent (role -> its model and optim keys over the "
+        "top-level ones); roles left out share the top-level model. Needs rollout.agents.",
+    )
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     output: OutputConfig = Field(default_factory=OutputConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_sections(cls, data: Any) -> Any:
+        return _inherit(data)
+
+    def policy_of(self, role: str) -> str:
+        """The policy that plays (and trains on) ``role``: the role's own, or :data:`SHARED_POLICY`."""
+        return role if role in self.agents else SHARED_POLICY
 
     @field_validator("advantage")
     @classmethod
@@ -715,8 +783,55 @@ def _agent_problems(config: TrainConfig) -> list[str]:
         )
     if agents is not None and agents.policies:
         problems.append(
-            "rollout.agents.policies: the trainer trains one model, which plays every role; a model "
-            "per agent is not built yet (leave policies out)"
+            "rollout.agents.policies: the trainer samples every role from a model it trains; a model "
+            "per agent is the top-level agents section (agents: {<role>: {model: {path: ...}, optim: "
+            "{lr: ...}}}); leave rollout.agents.policies out"
+        )
+    if config.agents:
+        problems.extend(_own_model_problems(config))
+    return problems
+
+
+def _own_model_problems(config: TrainConfig) -> list[str]:
+    """What stops ``agents`` (a model per agent) from working with the rest of ``config``."""
+    agents, rollout = config.rollout.agents, config.rollout
+    if agents is None:
+        return [
+            "agents: a model per agent needs rollout.agents (the orchestra whose roles they play, "
+            "e.g. {orchestra: search})"
+        ]
+    problems = [
+        f"agents.{role}: not a role of the {agents.orchestra} orchestra ({', '.join(agents.roles)})"
+        for role in config.agents
+        if role not in agents.roles
+    ]
+    if rollout.generation != "transformers" or rollout.rollout_service:
+        problems.append(
+            "agents: each agent's model samples its calls in this process; set "
+            "rollout.generation='transformers' without rollout.rollout_service (a served model per "
+            "agent is not wired)"
+        )
+    if config.loss.entropy == "coso":
+        problems.append(
+            "agents: loss.entropy='coso' trains one classifier over one model; use entropy='plain'"
+        )
+    if config.grounded.enabled:
+        problems.append("agents: grounded reads one model's hidden states; leave grounded off")
+    for role, spec in config.agents.items():
+        if not spec.adapter:
+            continue
+        if config.model.lora is None:
+            problems.append(
+                f"agents.{role}.adapter: a LoRA adapter on the top-level model needs model.lora "
+                "(the shared model is then a LoRA model too)"
+            )
+            continue
+        top, own = config.model.model_dump(exclude={"lora"}), spec.model.model_dump(exclude={"lora"})
+        problems.extend(
+            f"agents.{role}.model.{key}: an adapter shares the top-level model, so only its lora "
+            f"keys may differ (top-level {top[key]!r}, here {own[key]!r})"
+            for key in top
+            if top[key] != own[key]
         )
     return problems
 

@@ -334,6 +334,17 @@ class UpdateStats:
     skipped_steps: int = 0
     tokens: int = 0
     history: list[dict[str, float]] = field(default_factory=list)
+    #: Per agent (``update(row_agents=...)``): the mean over optimizer steps of the norm of the
+    #: gradient its rows contribute, before clipping; with one agent in a step, the step's norm.
+    agent_grad_norm: dict[str, float] = field(default_factory=dict)
+    #: The largest of those norms over the update's optimizer steps (the spikes Dr. MAS shows).
+    agent_grad_norm_max: dict[str, float] = field(default_factory=dict)
+    agent_steps: dict[str, int] = field(default_factory=dict)
+
+    def add_agent_norm(self, agent: str, norm: float) -> None:
+        self.agent_grad_norm[agent] = self.agent_grad_norm.get(agent, 0.0) + norm
+        self.agent_grad_norm_max[agent] = max(self.agent_grad_norm_max.get(agent, 0.0), norm)
+        self.agent_steps[agent] = self.agent_steps.get(agent, 0) + 1
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -350,6 +361,47 @@ class UpdateStats:
             "actor/skipped_steps": float(self.skipped_steps),
             "actor/tokens": float(self.tokens),
         }
+
+
+def _agent_chunks(
+    index: torch.Tensor, row_agents: Sequence[str], size: int
+) -> tuple[list[torch.Tensor], list[str]]:
+    """A mini-batch's micro-batches with one agent's rows each (agents in sorted order), and
+    each micro-batch's agent."""
+    by_agent: dict[str, list[int]] = {}
+    for row in index.tolist():
+        by_agent.setdefault(str(row_agents[row]), []).append(row)
+    chunks: list[torch.Tensor] = []
+    labels: list[str] = []
+    for agent in sorted(by_agent):
+        own = torch.tensor(by_agent[agent], dtype=torch.long)
+        for s in range(0, len(own), size):
+            chunks.append(own[s : s + size])
+            labels.append(agent)
+    return chunks, labels
+
+
+class _GradShares:
+    """The norm of what the gradient gained since the last :meth:`take` (one agent's share)."""
+
+    def __init__(self, params: list[torch.Tensor]) -> None:
+        self.params = params
+        self.seen: list[torch.Tensor | None] = [None] * len(params)
+
+    def take(self) -> float:
+        total = 0.0
+        for i, p in enumerate(self.params):
+            if p.grad is None:
+                continue
+            grad = p.grad.detach()
+            before = self.seen[i]
+            delta = grad if before is None else grad - before
+            total += float(delta.float().pow(2).sum())
+            if before is None:
+                self.seen[i] = grad.clone()
+            else:
+                before.copy_(grad)
+        return math.sqrt(total)
 
 
 class Learner:
@@ -583,6 +635,7 @@ class Learner:
         *,
         mini_batches: int | None = None,
         entropy_weights: torch.Tensor | None = None,
+        row_agents: Sequence[str] | None = None,
     ) -> UpdateStats:
         """``ppo_epochs`` passes of clipped policy-gradient steps over ``rows``.
 
@@ -595,6 +648,11 @@ class Learner:
                 times; the caller agrees the count across ranks and keeps it <= every rank's rows).
             entropy_weights: ``(rows, T)`` per-token weights of the entropy bonus, without
                 gradient (CoSo's ``c~``, :mod:`envhub.train.coso`); None weighs every token 1.
+            row_agents: each row's agent (Dr. MAS): every mini-batch's rows are then ordered by
+                agent, so each micro-batch holds one agent's rows, and the norm of each agent's
+                share of the step's gradient is recorded (:attr:`UpdateStats.agent_grad_norm`).
+                Under torchrun, only steps with one agent's rows are measured (the shares of a
+                mixed step are only summed over ranks at its last micro-batch).
         """
         cfg, opt = self.loss_config, self.optim_config
         if cfg.kl_coef > 0 and ref_logprobs is None:
@@ -608,12 +666,14 @@ class Learner:
         for _ in range(opt.ppo_epochs):
             for index in self._mini_batches(len(rows), mini_batches):
                 self._optimizer_step(
-                    module, rows, index, old_logprobs, ref_logprobs, tis, stats, entropy_weights
+                    module, rows, index, old_logprobs, ref_logprobs, tis, stats, entropy_weights, row_agents
                 )
         n = max(stats.optimizer_steps + stats.skipped_steps, 1)
         for name in ("loss", "pg_loss", "kl", "entropy", "clipfrac", "clipfrac_lower", "approx_kl"):
             setattr(stats, name, getattr(stats, name) / n)
         stats.grad_norm /= max(stats.optimizer_steps, 1)
+        for agent, steps in stats.agent_steps.items():
+            stats.agent_grad_norm[agent] /= max(steps, 1)
         stats.lr = float(self.scheduler.get_last_lr()[0])
         return stats
 
@@ -627,13 +687,24 @@ class Learner:
         tis: torch.Tensor | None,
         stats: UpdateStats,
         entropy_weights: torch.Tensor | None = None,
+        row_agents: Sequence[str] | None = None,
     ) -> None:
         opt = self.optim_config
         mini = rows.select(index)
         local_tokens = max(float(mini.response_mask.sum()), 1.0)
         mini_tokens = self._all_reduce_sum(float(mini.response_mask.sum()))
         mini_rows = self._all_reduce_sum(float((mini.response_mask.sum(-1) > 0).sum()))
-        chunks = [index[s : s + opt.micro_batch_rows] for s in range(0, len(index), opt.micro_batch_rows)]
+        labels: list[str] = []
+        if row_agents is not None:
+            chunks, labels = _agent_chunks(index, row_agents, opt.micro_batch_rows)
+        else:
+            chunks = [index[s : s + opt.micro_batch_rows] for s in range(0, len(index), opt.micro_batch_rows)]
+        shares = (
+            _GradShares([p for p in self.model.parameters() if p.requires_grad])
+            if len(set(labels)) > 1 and not self.distributed
+            else None
+        )
+        agent_norms: dict[str, float] = {}
         # Agreed before the first pass: a rank that asks later would be waiting in this collective
         # while the others wait in the next pass's all-gather.
         idle_passes = (self._passes(len(index)) or len(chunks)) - len(chunks)
@@ -659,6 +730,9 @@ class Learner:
                     # Under torchrun the other ranks wait in this backward's collective: run it,
                     # and let the agreement below skip the step everywhere.
                 (self.scaler.scale(loss) if self.scaler is not None else loss).backward()
+            if shares is not None and (k == len(chunks) - 1 or labels[k + 1] != labels[k]):
+                scale = float(self.scaler.get_scale()) if self.scaler is not None else 1.0
+                agent_norms[labels[k]] = shares.take() / scale
             # Sums of per-micro shares make the mini-batch value; means are token-weighted.
             share = float(micro.response_mask.sum()) / local_tokens
             for key in ("loss", "pg", "kl", "ent"):
@@ -688,6 +762,10 @@ class Learner:
             self.scheduler.step()
             stats.optimizer_steps += 1
             stats.grad_norm += grad_norm
+            if labels and shares is None and len(set(labels)) == 1:
+                agent_norms[labels[0]] = grad_norm
+            for agent, norm in agent_norms.items():
+                stats.add_agent_norm(agent, norm)
         else:
             if self.scaler is not None and finite:
                 self.scaler.update()  # an overflow of the scaled gradient: lower the scale

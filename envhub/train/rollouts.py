@@ -24,7 +24,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -162,8 +162,14 @@ class RolloutSource(Protocol):
         """
         ...
 
-    async def push_weights(self, model: Any, version: int) -> dict[str, float]:
-        """Make ``version`` (the trainer's ``model``) the policy new groups use; returns timings."""
+    async def push_weights(
+        self, model: Any | None, version: int, agents: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
+        """Make ``version`` (the trainer's ``model``) the policy new groups use; returns timings.
+
+        ``agents``: the models of the roles that have their own (Dr. MAS); ``model`` is then the
+        shared one, or None when every role has its own.
+        """
         ...
 
     async def aclose(self) -> None: ...
@@ -188,6 +194,8 @@ class EngineRollouts:
         settings: the run's rollout settings.
         backend_factory: ``factory(model, version) -> PolicyBackend`` for in-process generation
             (a sampler over a copy of the trainer's weights); None with a served policy.
+        agent_factories: role -> such a factory, for the roles with a model of their own
+            (Dr. MAS; each over its model's tokenizer and device).
         served: the served policy's backend (OpenAI-compatible), when not in process.
         weight_sync: pushes weights into the served policy (``envhub.train.weight_sync``).
         run_id: prefix of the group ids.
@@ -206,9 +214,17 @@ class EngineRollouts:
         weight_sync: Any | None = None,
         run_id: str = "run",
         sequence_builder: Callable[[str, str], SequenceBuilderLike] | None = None,
+        agent_factories: Mapping[str, Any] | None = None,
     ) -> None:
-        if (backend_factory is None) == (served is None):
-            raise ConfigurationError("EngineRollouts needs exactly one of backend_factory or served.")
+        if (backend_factory is None and not agent_factories) == (served is None):
+            raise ConfigurationError(
+                "EngineRollouts needs exactly one of backend_factory (or agent_factories) or served."
+            )
+        if agent_factories and served is not None:
+            raise ConfigurationError("A model per agent samples in process; it takes no served policy.")
+        self._agent_factories = dict(agent_factories or {})
+        #: version -> role -> the sampler of the role's own model at that version.
+        self._teams: dict[int, dict[str, PolicyBackend]] = {}
         self._builder = sequence_builder
         self.envs, self.queue, self.settings = envs, queue, settings
         self._factory = backend_factory
@@ -238,7 +254,8 @@ class EngineRollouts:
         queue: GroupQueue | None = None,
     ) -> int:
         backend = self._served if self._served is not None else self._backends.get(version)
-        if backend is None:
+        agents = self._teams.get(version, {})
+        if backend is None and not agents:
             raise ConfigurationError(f"No sampler holds policy version {version}; push_weights it first.")
         # The run's rollout section is the job; this call's sampling, group size and tasks over it.
         request = self.settings.job(
@@ -251,6 +268,7 @@ class EngineRollouts:
                 request,
                 queue or self.queue,
                 backend=backend,
+                agent_backends=agents or None,
                 envs=self.envs,
                 tasks=tasks,
                 job_id=self.job_id(version),
@@ -266,17 +284,34 @@ class EngineRollouts:
 
     async def _retire(self) -> None:
         """Drop in-process samplers of versions no group uses any more (all but the newest)."""
-        if self._served is not None or not self._backends:
+        versions = set(self._backends) | set(self._teams)
+        if self._served is not None or not versions:
             return
-        newest = max(self._backends)
-        for version in [v for v in self._backends if v != newest and not self._live.get(v)]:
-            await self._backends.pop(version).aclose()
+        newest = max(versions)
+        for version in [v for v in versions if v != newest and not self._live.get(v)]:
+            backend = self._backends.pop(version, None)
+            if backend is not None:
+                await backend.aclose()
+            for own in self._teams.pop(version, {}).values():
+                await own.aclose()
 
-    async def push_weights(self, model: Any, version: int) -> dict[str, float]:
+    async def push_weights(
+        self, model: Any | None, version: int, agents: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         start = time.perf_counter()
         self.jobs[self.job_id(version)] = version
-        if self._factory is not None:
-            self._backends[version] = self._factory(model, version)
+        if agents and set(agents) != set(self._agent_factories):
+            raise ConfigurationError(
+                f"push_weights got models for {sorted(agents)}; this source samples "
+                f"{sorted(self._agent_factories)} from their own models."
+            )
+        if self._factory is not None or self._agent_factories:
+            if self._factory is not None and model is not None:
+                self._backends[version] = self._factory(model, version)
+            if agents:
+                self._teams[version] = {
+                    role: self._agent_factories[role](own, version) for role, own in agents.items()
+                }
             await self._retire()
             return {"time/sync_s": time.perf_counter() - start}
         # One served model: wait until no group runs on the old weights, then swap them.
@@ -294,6 +329,10 @@ class EngineRollouts:
         for backend in self._backends.values():
             await backend.aclose()
         self._backends.clear()
+        for team in self._teams.values():
+            for own in team.values():
+                await own.aclose()
+        self._teams.clear()
         if self._served is not None:
             await self._served.aclose()
         await self.envs.aclose()
@@ -416,7 +455,13 @@ class ServiceRollouts:
             env_token=self._env_token,
         )
 
-    async def push_weights(self, model: Any, version: int) -> dict[str, float]:
+    async def push_weights(
+        self, model: Any | None, version: int, agents: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
+        if agents:
+            raise ConfigurationError(
+                "A rollout service samples one served model; a model per agent is not wired."
+            )
         start = time.perf_counter()
         report = await self._sync.push(model, version) if self._sync is not None else {}
         timings = {"time/sync_s": time.perf_counter() - start}
@@ -427,12 +472,17 @@ class ServiceRollouts:
         await self._client.close()
 
 
-def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: int) -> Any:
-    """``factory(model, version)``: a TransformersBackend over a frozen copy of ``model``."""
+def in_process_sampler_factory(
+    tokenizer_dir: str, *, device: str, max_batch: int, adapter: str | None = None
+) -> Any:
+    """``factory(model, version)``: a TransformersBackend over a frozen copy of ``model``.
+
+    ``adapter``: of a peft model with several adapters (one per agent), the one merged into the copy.
+    """
     from envhub.policy.transformers_backend import TransformersBackend
 
     def make(model: Any, version: int) -> PolicyBackend:
-        frozen = _plain_copy(model).eval()
+        frozen = _plain_copy(model, adapter=adapter).eval()
         for p in frozen.parameters():
             p.requires_grad_(False)
         return TransformersBackend(
@@ -442,13 +492,19 @@ def in_process_sampler_factory(tokenizer_dir: str, *, device: str, max_batch: in
     return make
 
 
-def _plain_copy(model: Any) -> Any:
+def _plain_copy(model: Any, *, adapter: str | None = None) -> Any:
     """A copy of the plain HF model under DDP / peft wrappers (peft adapters merged into it).
 
     One copy: a peft model is copied once and merged in place (not copied again after merging).
+    ``adapter``: merge that adapter only (the model holds one per agent); None: the active one.
     """
     copied = copy.deepcopy(getattr(model, "module", model))
-    return copied.merge_and_unload() if hasattr(copied, "merge_and_unload") else copied
+    if not hasattr(copied, "merge_and_unload"):
+        return copied
+    if adapter is None:
+        return copied.merge_and_unload()
+    copied.set_adapter(adapter)
+    return copied.merge_and_unload(adapter_names=[adapter])
 
 
 def new_run_id() -> str:

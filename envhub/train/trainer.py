@@ -25,6 +25,11 @@ Under ``torchrun`` every rank plays and trains on its own B / world groups (data
 groups: group statistics never cross ranks) and DDP or FSDP2 (``model.strategy``,
 ``envhub.train.parallel``) averages the gradients. Under FSDP2 the weights are sharded, so the
 sampler, the vLLM push and checkpoints get them gathered, and those steps run on every rank.
+
+A multi-agent run (``rollout.agents``, Dr. MAS) trains one shared model on every role's rows, or
+with ``agents:`` a model per agent (:class:`AgentPolicy`): each role's calls are sampled by its
+own model, its rows go to its own learner and optimizer, and every update records each agent's
+gradient norm (``agent/<role>/grad_norm``). A model per agent runs in one process.
 """
 
 from __future__ import annotations
@@ -56,13 +61,22 @@ from envhub.rollout.queue.codec import GroupColumns
 from envhub.rollout.queue.memory import MemoryQueue
 from envhub.rollout.queue.settings import QueueSettings
 from envhub.train.checkpoint import (
+    DEFAULT_ADAPTER,
+    AgentParts,
     TrainerState,
     full_optimizer_state,
     latest_checkpoint,
     load_checkpoint,
     save_checkpoint,
 )
-from envhub.train.config import TrainConfig, TrainerCredentials
+from envhub.train.config import (
+    SHARED_POLICY,
+    AgentPolicyConfig,
+    LoRAConfig,
+    ModelConfig,
+    TrainConfig,
+    TrainerCredentials,
+)
 from envhub.train.coso import CausalEntropy
 from envhub.train.grounded import RowScores, expert_texts, mix_into_rows
 from envhub.train.learner import Learner, resolve_device
@@ -91,9 +105,11 @@ from envhub.train.tracking import MetricsLogger, write_groups
 from envhub.train.trajectory_rows import build_sequence_rows, sequence_advantages
 
 if TYPE_CHECKING:
+    from envhub.policy.tokenizer import ChatTokenizer
     from envhub.rollout.sequences import SequenceBuilder
 
 __all__ = [
+    "AgentPolicy",
     "IterationResult",
     "TrainResult",
     "Trainer",
@@ -120,6 +136,26 @@ class TrainResult:
 
     def series(self, key: str) -> list[float]:
         return [r.metrics[key] for r in self.iterations if key in r.metrics]
+
+
+@dataclass
+class AgentPolicy:
+    """One model the run trains: the shared one (:data:`~envhub.train.config.SHARED_POLICY`), or
+    an agent's own (``agents.<role>``), with its learner (optimizer) and tokenizer."""
+
+    name: str
+    model_config: ModelConfig
+    model: Any
+    learner: Learner
+    tokenizer: ChatTokenizer
+    device: torch.device
+    #: The peft adapter of ``model`` that is this policy (agents that are adapters on one base).
+    adapter: str | None = None
+
+    def activate(self) -> None:
+        """Make this policy's adapter the one the shared base runs (and trains) with."""
+        if self.adapter is not None:
+            self.model.set_adapter(self.adapter)
 
 
 @dataclass
@@ -153,10 +189,14 @@ def _rank_device(device: torch.device, world: int) -> torch.device:
     return local
 
 
-def _load_model(config: TrainConfig, device: torch.device) -> Any:
+def _load_model(config: ModelConfig | TrainConfig, device: torch.device) -> Any:
+    """The model of a ``model:`` section (of a run's, or an agent's), on ``device``."""
     from transformers import AutoModelForCausalLM
 
-    path = Path(config.model.path)
+    if isinstance(config, TrainConfig):
+        config = config.model
+
+    path = Path(config.path)
     if not path.is_dir():
         raise ConfigurationError(
             f"model.path {str(path)!r} is not a directory. Give a local Hugging Face model directory; "
@@ -165,31 +205,39 @@ def _load_model(config: TrainConfig, device: torch.device) -> Any:
         )
     # float32 master weights; model.dtype is the autocast compute precision (Learner). Only
     # model.pure_bf16 stores the weights in bf16 (and the Learner warns).
-    dtype = torch.bfloat16 if config.model.pure_bf16 else torch.float32
+    dtype = torch.bfloat16 if config.pure_bf16 else torch.float32
     model: Any = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=True)
     model = model.to(device)
-    if config.model.gradient_checkpointing:
+    if config.gradient_checkpointing:
         model.gradient_checkpointing_enable()
         model.config.use_cache = False
-    if config.model.lora is not None:
+    if config.lora is not None:
         try:
-            from peft import LoraConfig, get_peft_model
+            from peft import get_peft_model
         except ImportError as exc:  # pragma: no cover - peft is in the train extra
             from envhub.core.errors import DependencyMissingError
 
             raise DependencyMissingError("peft", extra="train") from exc
-        lora = config.model.lora
-        model = get_peft_model(
-            model,
-            LoraConfig(
-                r=lora.r,
-                lora_alpha=lora.alpha,
-                lora_dropout=lora.dropout,
-                target_modules=list(lora.target_modules),
-                task_type="CAUSAL_LM",
-            ),
-        )
+        model = get_peft_model(model, _lora_config(config.lora))
     return model
+
+
+def _lora_config(lora: LoRAConfig) -> Any:
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=list(lora.target_modules),
+        task_type="CAUSAL_LM",
+    )
+
+
+def _chat_tokenizer(path: str) -> ChatTokenizer:
+    from envhub.policy.tokenizer import ChatTokenizer
+
+    return ChatTokenizer(path)
 
 
 def _task_type(group: Group) -> str | None:
@@ -250,6 +298,46 @@ def _foreign(queue: GroupQueue) -> int:
     return int(getattr(stats, "filtered_out", 0))
 
 
+def _row_agents(deliveries: Sequence[Delivery | Group], kept: np.ndarray) -> list[str]:
+    """Each kept row's agent, in the row builders' order (columns when every delivery has them)."""
+    agents: list[str] = []
+    if all(isinstance(d, Delivery) and d.columns is not None for d in deliveries):
+        for d in deliveries:
+            assert isinstance(d, Delivery) and d.columns is not None
+            agents.extend(d.columns.agent_id)
+    else:
+        for d in deliveries:
+            group = d.group if isinstance(d, Delivery) else d
+            agents.extend(s.agent_id for t in group.trajectories for s in t.steps)
+    return [agents[i] for i in kept.tolist()]
+
+
+def _padded_with(rows: RowBatch, pad_token_id: int) -> RowBatch:
+    """``rows`` with ``pad_token_id`` where nothing is attended or sampled (another tokenizer's pad)."""
+    rows.input_ids = rows.input_ids.masked_fill(rows.attention_mask == 0, pad_token_id)
+    rows.response_ids = rows.response_ids.masked_fill(rows.response_mask == 0, pad_token_id)
+    return rows
+
+
+#: UpdateStats keys that add up over several models' updates (the others are token-weighted means).
+_SUMMED = ("actor/tokens", "actor/optimizer_steps", "actor/skipped_steps")
+
+
+def _combine_actor(parts: Sequence[dict[str, float]]) -> dict[str, float]:
+    """The ``actor/*`` numbers of several models' updates as one: sums of counts, token-weighted
+    means of the rest (``actor/grad_norm`` is then a mean over models: see ``agent/*``)."""
+    if len(parts) == 1:
+        return dict(parts[0])
+    tokens = sum(p["actor/tokens"] for p in parts)
+    out: dict[str, float] = {}
+    for key in parts[0]:
+        if key in _SUMMED:
+            out[key] = sum(p[key] for p in parts)
+        else:
+            out[key] = sum(p[key] * p["actor/tokens"] for p in parts) / max(tokens, 1.0)
+    return out
+
+
 def _records(deliveries: Sequence[Delivery]) -> list[Group]:
     return [d.group for d in deliveries]
 
@@ -308,32 +396,43 @@ class Trainer:
             )
         self.local_tasks = config.rollout.batch_tasks // self.dist.world
         torch.manual_seed(config.seed + self.dist.rank)
-        self.model = _load_model(config, self.device)
+        roles = config.rollout.agents.roles if config.rollout.agents is not None else ()
+        own_roles = [role for role in roles if role in config.agents]
+        if own_roles and self.dist.world > 1:
+            raise ConfigurationError(
+                "agents: a model per agent trains in one process; run it without torchrun "
+                f"(this is rank {self.dist.rank} of {self.dist.world}).",
+            )
+        #: Every model the run trains, by name: the shared one and each agent's own.
+        self.policies: dict[str, AgentPolicy] = {}
         self.ddp: Any | None = None
-        shard: Callable[[Any], Any] | None = None
-        if self.dist.world > 1 and config.model.strategy == "fsdp2":
-            # Sharded inside the Learner, after it copies the reference and before the optimizer.
-            bf16 = config.model.dtype == "bfloat16" and self.device.type == "cuda"
-            shard = functools.partial(shard_fsdp2, bf16=bf16)
-        elif self.dist.world > 1:
-            from torch.nn.parallel import DistributedDataParallel
-
-            # No buffer broadcast: ranks run different numbers of forward passes (micro-batches
-            # follow each rank's rows), and a per-forward collective would deadlock them.
-            self.ddp = DistributedDataParallel(self.model, forward_sync_buffers=False)
-        from envhub.policy.tokenizer import ChatTokenizer
-
-        self.tokenizer = ChatTokenizer(config.model.path)
-        self.learner = Learner(
-            self.model,
-            model_config=config.model,
-            loss=config.loss,
-            optim=config.optim,
-            temperature=config.rollout.sampling.temperature,
-            ddp_model=self.ddp,
-            shard=shard,
-            seed=config.seed,
-        )
+        adapters = [role for role in own_roles if config.agents[role].adapter]
+        if not own_roles or len(own_roles) < len(roles) or adapters:
+            self._shared_policy()
+        for i, role in enumerate(own_roles):
+            spec = config.agents[role]
+            if spec.adapter:
+                self.policies[role] = self._adapter_policy(role, spec, seed=config.seed + 1 + i)
+                continue
+            device = resolve_device(spec.model.device)
+            model = _load_model(spec.model, device)
+            learner = Learner(
+                model,
+                model_config=spec.model,
+                loss=config.loss,
+                optim=spec.optim,
+                temperature=config.rollout.sampling.temperature,
+                seed=config.seed + 1 + i,
+            )
+            self.policies[role] = AgentPolicy(
+                role, spec.model, model, learner, _chat_tokenizer(spec.model.path), device
+            )
+        if adapters:
+            self.policies[SHARED_POLICY].adapter = DEFAULT_ADAPTER
+        if SHARED_POLICY not in self.policies:
+            # Every role has its own model: the first one stands for "the model" where one is read.
+            first = self.policies[own_roles[0]]
+            self.model, self.learner, self.tokenizer = first.model, first.learner, first.tokenizer
         self.advantage_config = default_config(config.algo, self.spec, **config.advantage)
         self.state = TrainerState(iteration=0, policy_version=0, schedule_position=0)
         self.run_id = f"{new_run_id()}-r{self.dist.rank}"
@@ -347,6 +446,60 @@ class Trainer:
         self.coso = self._causal_entropy() if config.loss.entropy == "coso" else None
         if self._tis is None and config.max_staleness > 0 and config.loss.old_logprobs == "recompute":
             self._tis = 2.0  # stale rows are corrected by default (Agent Lightning / verl: 2)
+
+    @property
+    def own_policies(self) -> dict[str, AgentPolicy]:
+        """The agents with a model of their own (``agents:``), by role."""
+        return {name: p for name, p in self.policies.items() if name != SHARED_POLICY}
+
+    def _adapter_policy(self, role: str, spec: AgentPolicyConfig, *, seed: int) -> AgentPolicy:
+        """``role`` as a LoRA adapter of its own on the shared (peft) model, with its own optimizer."""
+        assert spec.model.lora is not None  # checked at load
+        model = self.model
+        model.add_adapter(role, _lora_config(spec.model.lora))
+        model.set_adapter(role)  # only the active adapter's weights are trainable: the optimizer's
+        try:
+            learner = Learner(
+                model,
+                model_config=spec.model,
+                loss=self.config.loss,
+                optim=spec.optim,
+                temperature=self.config.rollout.sampling.temperature,
+                seed=seed,
+            )
+        finally:
+            model.set_adapter(DEFAULT_ADAPTER)
+        return AgentPolicy(role, spec.model, model, learner, self.tokenizer, self.device, adapter=role)
+
+    def _shared_policy(self) -> None:
+        """Load the top-level model (the one model of a single-agent run), its learner and tokenizer."""
+        config = self.config
+        self.model = _load_model(config.model, self.device)
+        shard: Callable[[Any], Any] | None = None
+        if self.dist.world > 1 and config.model.strategy == "fsdp2":
+            # Sharded inside the Learner, after it copies the reference and before the optimizer.
+            bf16 = config.model.dtype == "bfloat16" and self.device.type == "cuda"
+            shard = functools.partial(shard_fsdp2, bf16=bf16)
+        elif self.dist.world > 1:
+            from torch.nn.parallel import DistributedDataParallel
+
+            # No buffer broadcast: ranks run different numbers of forward passes (micro-batches
+            # follow each rank's rows), and a per-forward collective would deadlock them.
+            self.ddp = DistributedDataParallel(self.model, forward_sync_buffers=False)
+        self.tokenizer = _chat_tokenizer(config.model.path)
+        self.learner = Learner(
+            self.model,
+            model_config=config.model,
+            loss=config.loss,
+            optim=config.optim,
+            temperature=config.rollout.sampling.temperature,
+            ddp_model=self.ddp,
+            shard=shard,
+            seed=config.seed,
+        )
+        self.policies[SHARED_POLICY] = AgentPolicy(
+            SHARED_POLICY, config.model, self.model, self.learner, self.tokenizer, self.device
+        )
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -462,14 +615,32 @@ class Trainer:
             )
         envs = build_env_pool(self.env_id, settings, token=self.credentials.env_token)
         if settings.generation == "transformers":
-            factory = in_process_sampler_factory(
-                self.config.model.path, device=str(self.device), max_batch=settings.max_batch
+            shared = self.policies.get(SHARED_POLICY)
+            factory = (
+                in_process_sampler_factory(
+                    self.config.model.path,
+                    device=str(self.device),
+                    max_batch=settings.max_batch,
+                    adapter=shared.adapter,
+                )
+                if shared is not None
+                else None
             )
+            agent_factories = {
+                role: in_process_sampler_factory(
+                    p.model_config.path,
+                    device=str(p.device),
+                    max_batch=settings.max_batch,
+                    adapter=p.adapter,
+                )
+                for role, p in self.own_policies.items()
+            }
             return EngineRollouts(
                 envs=envs,
                 queue=queue,
                 settings=settings,
                 backend_factory=factory,
+                agent_factories=agent_factories or None,
                 run_id=self.run_id,
                 sequence_builder=self._sequence_builders(),
             )
@@ -502,12 +673,14 @@ class Trainer:
         path = latest_checkpoint(self.run_dir)
         if path is None:
             return
+        shared = SHARED_POLICY in self.policies
         self.state = load_checkpoint(
             path,
-            model=self.model,
-            optimizer=self.learner.optimizer,
-            scheduler=self.learner.scheduler,
-            shuffle=self.learner.shuffle_generator,
+            model=self.model if shared else None,
+            optimizer=self.learner.optimizer if shared else None,
+            scheduler=self.learner.scheduler if shared else None,
+            shuffle=self.learner.shuffle_generator if shared else None,
+            agents=self._agent_parts() or None,
         )
 
     def _adopt_run_label(self) -> None:
@@ -534,6 +707,26 @@ class Trainer:
                 recorded=recorded,
             )
         self.run_label = recorded
+
+    def _agent_parts(self) -> dict[str, AgentParts]:
+        """Each own model and what trains it, as checkpoints keep them."""
+        return {
+            role: AgentParts(
+                model=p.model,
+                optimizer=p.learner.optimizer,
+                scheduler=p.learner.scheduler,
+                shuffle=p.learner.shuffle_generator,
+                tokenizer_dir=p.model_config.path,
+                adapter=p.adapter,
+            )
+            for role, p in self.own_policies.items()
+        }
+
+    async def _push(self, source: RolloutSource, version: int) -> dict[str, float]:
+        """Make ``version`` of every model the one new groups are sampled with."""
+        shared = self._full_model() if SHARED_POLICY in self.policies else None
+        agents = {role: p.model for role, p in self.own_policies.items()}
+        return await source.push_weights(shared, version, agents=agents or None)
 
     async def _training_task_ids(self) -> list[str]:
         """The training tasks: ``rollout.task_ids``, else the split's (its first ``rollout.count``)."""
@@ -585,7 +778,7 @@ class Trainer:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             (self.run_dir / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
         try:
-            await source.push_weights(self._full_model(), self.state.policy_version)
+            await self._push(source, self.state.policy_version)
             v = config.validation
             if v.before_training and self.state.iteration == 0:
                 before = IterationResult(0, await self._validate(source))
@@ -693,7 +886,7 @@ class Trainer:
                     )
                 self.state.consumed_groups += len(deliveries)
                 self.state.consumed_uids.extend(d.uid for d in deliveries)
-                sync = await source.push_weights(self._full_model(), self.state.policy_version + 1)
+                sync = await self._push(source, self.state.policy_version + 1)
                 self.state.policy_version += 1
                 self._record_lineage(source)
                 metrics["staleness/dropped"] = float(self.state.dropped_groups)
@@ -819,10 +1012,11 @@ class Trainer:
         """Advantages, old/ref logprobs and the update for one iteration's groups."""
         config = self.config
         actions: list[str | None] | None = None
+        agents: list[str] | None = None
         if config.rollout.trajectory_mode:
             rows, metrics = await self._sequence_rows(deliveries)
         else:
-            rows, metrics, actions = await self._step_rows(deliveries)
+            rows, metrics, actions, agents = await self._step_rows(deliveries)
         metrics["rows/count"] = float(len(rows))
         adv = rows.advantages
         if adv.dim() == 1:
@@ -833,47 +1027,114 @@ class Trainer:
             metrics["advantage/mean"] = float((adv * rows.response_mask).sum() / tokens)
             metrics["advantage/abs_mean"] = float((adv.abs() * rows.response_mask).sum() / tokens)
         mini_batches = await self._agree_mini_batches(len(rows))
+        shares = self._policy_rows(rows, agents)
 
         def compute() -> dict[str, float]:
             out: dict[str, float] = {}
-            t = time.perf_counter()
-            # TimerPO: the expert states first, so the old-logprob pass can score each row as it goes.
-            scores = self._grounded_scores(deliveries, rows) if config.grounded.enabled else None
-            if config.loss.old_logprobs == "recompute" or not rows.has_rollout_logprobs:
-                old = self.learner.logprobs(rows, hidden_sink=scores)
-            else:
-                old = rows.rollout_logprobs
-            if scores is not None:  # the grounded mix, before the loss sees the advantages
-                out.update(mix_into_rows(rows, scores))
-            out["time/old_logprobs_s"] = time.perf_counter() - t
+            actor: list[dict[str, float]] = []
+            diff = tokens = 0.0
+            for policy, own_rows, own_agents in shares:
+                policy.activate()
+                try:
+                    stats, diffs = self._update_policy(
+                        policy, own_rows, own_agents, deliveries, actions, mini_batches, out
+                    )
+                finally:
+                    if SHARED_POLICY in self.policies:
+                        self.policies[SHARED_POLICY].activate()
+                actor.append(stats.as_dict())
+                diff, tokens = diff + diffs[0], tokens + diffs[1]
+                for agent, norm in stats.agent_grad_norm.items():
+                    out[f"agent/{agent}/grad_norm"] = norm
+                    out[f"agent/{agent}/grad_norm_max"] = stats.agent_grad_norm_max[agent]
+                if self.config.agents:  # a model per agent: each model's own numbers
+                    out[f"agent/{policy.name}/rows"] = float(len(own_rows))
+                    out[f"agent/{policy.name}/lr"] = stats.lr
+                    out[f"agent/{policy.name}/loss"] = stats.loss
+                    out[f"agent/{policy.name}/tokens"] = float(stats.tokens)
+                    if diffs[1]:
+                        out[f"agent/{policy.name}/logprob_diff"] = diffs[0] / diffs[1]
             if rows.has_rollout_logprobs:
-                diff = ((old - rows.rollout_logprobs).abs() * rows.response_mask).sum()
-                out["rollout/logprob_diff"] = float(diff / rows.response_mask.sum().clamp_min(1))
-            t = time.perf_counter()
-            ref = self.learner.reference_logprobs(rows)
-            out["time/ref_s"] = time.perf_counter() - t
-            weights = None
-            if self.coso is not None and actions is not None:
-                t = time.perf_counter()
-                weights = self._causal_weights(rows, actions, out)
-                out["time/coso_s"] = time.perf_counter() - t
-            t = time.perf_counter()
-            learner = self.learner
-            saved = learner.loss_config
-            if self._tis is not None and saved.tis_threshold is None and rows.has_rollout_logprobs:
-                learner.loss_config = saved.model_copy(update={"tis_threshold": self._tis})
-            try:
-                learner.set_progress(self.state.iteration, config.iterations)
-                stats = learner.update(rows, old, ref, mini_batches=mini_batches, entropy_weights=weights)
-            finally:
-                learner.loss_config = saved
-            out["time/update_s"] = time.perf_counter() - t
-            out.update(stats.as_dict())
+                out["rollout/logprob_diff"] = diff / max(tokens, 1.0)
+            if actor:
+                out.update(_combine_actor(actor))
             return out
 
         # In a worker thread: the event loop keeps playing groups meanwhile (max_staleness > 0).
         metrics.update(await asyncio.to_thread(compute))
         return metrics
+
+    def _policy_rows(
+        self, rows: RowBatch, agents: list[str] | None
+    ) -> list[tuple[AgentPolicy, RowBatch, list[str] | None]]:
+        """Each model's rows (and their agents): all rows for one model; by role with ``agents:``."""
+        if not self.own_policies or agents is None:
+            return [(self.policies[SHARED_POLICY], rows, agents)]
+        by_policy: dict[str, list[int]] = defaultdict(list)
+        for i, agent in enumerate(agents):
+            by_policy[self.config.policy_of(agent)].append(i)
+        out: list[tuple[AgentPolicy, RowBatch, list[str] | None]] = []
+        for name, policy in self.policies.items():
+            index = by_policy.get(name, [])
+            if not index:
+                continue
+            own = rows.select(index)
+            if policy.tokenizer.pad_token_id != self.tokenizer.pad_token_id:
+                own = _padded_with(own, policy.tokenizer.pad_token_id)
+            out.append((policy, own, [agents[i] for i in index]))
+        return out
+
+    def _update_policy(
+        self,
+        policy: AgentPolicy,
+        rows: RowBatch,
+        agents: list[str] | None,
+        deliveries: Sequence[Delivery | Group],
+        actions: list[str | None] | None,
+        mini_batches: int | None,
+        out: dict[str, float],
+    ) -> tuple[Any, tuple[float, float]]:
+        """Old and reference logprobs and the update of one model on its rows.
+
+        Returns its update's stats and (the summed |old - rollout| logprob gap, the tokens).
+        """
+        config = self.config
+        learner = policy.learner
+        t = time.perf_counter()
+        # TimerPO: the expert states first, so the old-logprob pass can score each row as it goes.
+        scores = self._grounded_scores(deliveries, rows) if config.grounded.enabled else None
+        if config.loss.old_logprobs == "recompute" or not rows.has_rollout_logprobs:
+            old = learner.logprobs(rows, hidden_sink=scores)
+        else:
+            old = rows.rollout_logprobs
+        if scores is not None:  # the grounded mix, before the loss sees the advantages
+            out.update(mix_into_rows(rows, scores))
+        out["time/old_logprobs_s"] = out.get("time/old_logprobs_s", 0.0) + time.perf_counter() - t
+        gap = (0.0, 0.0)
+        if rows.has_rollout_logprobs:
+            diff = ((old - rows.rollout_logprobs).abs() * rows.response_mask).sum()
+            gap = (float(diff), float(rows.response_mask.sum()))
+        t = time.perf_counter()
+        ref = learner.reference_logprobs(rows)
+        out["time/ref_s"] = out.get("time/ref_s", 0.0) + time.perf_counter() - t
+        weights = None
+        if self.coso is not None and actions is not None:
+            t = time.perf_counter()
+            weights = self._causal_weights(rows, actions, out)
+            out["time/coso_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        saved = learner.loss_config
+        if self._tis is not None and saved.tis_threshold is None and rows.has_rollout_logprobs:
+            learner.loss_config = saved.model_copy(update={"tis_threshold": self._tis})
+        try:
+            learner.set_progress(self.state.iteration, config.iterations)
+            stats = learner.update(
+                rows, old, ref, mini_batches=mini_batches, entropy_weights=weights, row_agents=agents
+            )
+        finally:
+            learner.loss_config = saved
+        out["time/update_s"] = out.get("time/update_s", 0.0) + time.perf_counter() - t
+        return stats, gap
 
     def _grounded_scores(self, deliveries: Sequence[Delivery | Group], rows: RowBatch) -> RowScores:
         """TimerPO's row scorer: each group's expert explanation run through the policy."""
@@ -913,8 +1174,9 @@ class Trainer:
 
     async def _step_rows(
         self, deliveries: Sequence[Delivery | Group]
-    ) -> tuple[RowBatch, dict[str, float], list[str | None] | None]:
-        """One row per step, with its step's advantage, and with CoSo each row's action.
+    ) -> tuple[RowBatch, dict[str, float], list[str | None] | None, list[str] | None]:
+        """One row per step, with its step's advantage, with CoSo each row's action, and in a
+        multi-agent run each row's agent.
 
         Deliveries decoded as columns (a Redis queue) go straight to rows
         (:func:`build_rows_from_columns`, no records); others (in-process queue) through records.
@@ -947,7 +1209,8 @@ class Trainer:
         metrics["rows/overlong_truncated"] = float(built.truncated)
         metrics["rows/inexact"] = float(built.inexact)
         actions = _row_actions(deliveries, built.kept) if self.coso is not None else None
-        return rows, metrics, actions
+        agents = _row_agents(deliveries, built.kept) if config.rollout.agents is not None else None
+        return rows, metrics, actions, agents
 
     def _row_limits(self) -> dict[str, Any]:
         """The padding and length limits every row builder takes (step, column and sequence rows)."""
@@ -1013,6 +1276,17 @@ class Trainer:
         The weights are a full Hugging Face directory and the optimizer state is keyed by
         parameter name, so a checkpoint of any strategy resumes under any other, or in one process.
         """
+        if SHARED_POLICY not in self.policies:  # a model per agent, one process
+            save_checkpoint(
+                self.run_dir,
+                model=None,
+                optimizer_state=None,
+                scheduler=None,
+                state=self.state,
+                keep=self.config.output.keep_checkpoints,
+                agents=self._agent_parts(),
+            )
+            return
         sharded = is_sharded(self.model)
         if not sharded and not self.dist.main:
             return
@@ -1024,6 +1298,7 @@ class Trainer:
             self.run_dir,
             model=model,
             optimizer_state=optimizer_state,
+            agents=self._agent_parts() or None,
             scheduler=self.learner.scheduler,
             state=self.state,
             tokenizer_dir=self.config.model.path,

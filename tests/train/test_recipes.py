@@ -41,6 +41,7 @@ NO_REFERENCE = {
     "timerpo_timeseries",  # the authors' settings on envhub's env; no reference run for it
     "coso_sokoban_onepush",
     "grpo_search_trajectory",  # a CPU-sized smoke recipe of trajectory mode
+    "drmas_search",  # a CPU-sized multi-agent recipe (a tiny model per agent)
 }
 
 
@@ -238,3 +239,14 @@ def test_the_trajectory_recipe_selects_trajectory_mode(tmp_path: Path) -> None:
     assert config.rollout.trajectory_mode and config.algo == "grpo"
     assert config.env == "envhub/SearchQA-v0"
     assert not _load("grpo_search", tmp_path).rollout.trajectory_mode  # step rows stay the default
+
+
+def test_the_dr_mas_recipe_trains_a_model_per_agent(tmp_path: Path) -> None:
+    """trainers/drmas_search.yaml: the search orchestra, agent-wise advantages, models of their own."""
+    config = _load("drmas_search", tmp_path)
+    assert config.rollout.agents is not None and config.rollout.agents.orchestra == "search"
+    assert config.advantage.get("group_by_agent") is True
+    roles = config.rollout.agents.roles
+    models = {config.agents[r].model.path if r in config.agents else config.model.path for r in roles}
+    assert len(models) >= 2  # at least two separate models
+    assert all(config.agents[r].optim.micro_batch_rows >= 1 for r in config.agents)

@@ -24,8 +24,10 @@ def team_backend(
     env_family: str,
     max_steps: int,
     policy_version: int = 0,
+    given: Mapping[str, PolicyBackend] | None = None,
 ) -> OrchestraBackend:
-    """The engine's backend for a team: each role's own policy (``spec.policies``), else ``shared``.
+    """The engine's backend for a team: each role's own policy (``given``, else ``spec.policies``),
+    else ``shared``.
 
     Args:
         spec: the request's ``agents``.
@@ -34,6 +36,8 @@ def team_backend(
         env_family: the family of the env played (an orchestra plays one family's tasks).
         max_steps: the episode's env step limit.
         policy_version: stamped by the role backends built here.
+        given: backends the caller built for some roles (the trainer's model per agent); the
+            caller keeps and closes them.
 
     Raises:
         ConfigurationError: the orchestra does not play this env, a role has no policy, or a
@@ -46,15 +50,26 @@ def team_backend(
             orchestra=spec.orchestra,
             family=env_family,
         )
-    if shared is None and set(spec.policies) != set(spec.roles):
-        missing = [r for r in spec.roles if r not in spec.policies]
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(spec.roles))
+    if unknown:
+        raise ConfigurationError(
+            f"Backends were given for {unknown}, not roles of the {spec.orchestra} orchestra.",
+            roles=unknown,
+        )
+    if shared is None and set(spec.policies) | set(given) != set(spec.roles):
+        missing = [r for r in spec.roles if r not in spec.policies and r not in given]
         raise ConfigurationError(
             f"The {spec.orchestra} orchestra has no policy for {missing}: give agents.policies for "
             "them, or the request's policy (one model plays every role left out).",
             roles=missing,
         )
-    own = {role: build_backend(policy, policy_version) for role, policy in spec.policies.items()}
-    backends: dict[str, PolicyBackend] = dict(own)
+    own = {
+        role: build_backend(policy, policy_version)
+        for role, policy in spec.policies.items()
+        if role not in given
+    }
+    backends: dict[str, PolicyBackend] = {**given, **own}
     if shared is not None:
         for role in spec.roles:
             backends.setdefault(role, shared)

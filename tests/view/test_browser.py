@@ -9,6 +9,7 @@ the values off the page.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -26,6 +27,15 @@ from tests.view.conftest import REDIS
 from tests.view.recorded import ENV, SOKOBAN, play_groups, record_eval, record_run
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def _screenshots(tmp_path: Path) -> Path:
+    """Where the pages' screenshots go: docs/ (the README's and docs/viewer.md's pictures) only
+    with ENVHUB_UPDATE_SCREENSHOTS=1, else the test's folder, so that a test run leaves the tree
+    as it found it."""
+    return DOCS if os.environ.get("ENVHUB_UPDATE_SCREENSHOTS") == "1" else tmp_path
+
+
 Served = Callable[[FastAPI], AbstractContextManager[str]]
 
 
@@ -98,8 +108,7 @@ def test_a_gigpo_step_shows_the_step_advantage_algos_computes(
         browser.find_element(By.CSS_SELECTOR, "header nav a:nth-of-type(3)").click()
         listed = browser.find_elements(By.CSS_SELECTOR, ".anchor-group a")
         assert permalink in {"/" + a.get_attribute("href").split("/", 3)[3] for a in listed}
-        DOCS.mkdir(exist_ok=True)
-        assert browser.save_screenshot(str(DOCS / "viewer.png"))
+        assert browser.save_screenshot(str(_screenshots(tmp_path) / "viewer.png"))
 
 
 def test_an_hgpo_step_shows_its_levels_and_the_advantage_algos_computes(
@@ -147,8 +156,7 @@ def test_an_agentocr_step_shows_its_history_image(browser: Any, served: Served, 
         assert httpx.get(image.get_attribute("src")).content == stored
         # Beside the text: the observation is on the same page.
         assert browser.find_element(By.ID, "observation").text.strip()
-        DOCS.mkdir(exist_ok=True)
-        assert browser.save_screenshot(str(DOCS / "viewer-step.png"))
+        assert browser.save_screenshot(str(_screenshots(tmp_path) / "viewer-step.png"))
 
 
 def _xinfo(stream: str) -> list[dict[str, Any]]:

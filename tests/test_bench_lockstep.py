@@ -212,7 +212,7 @@ def test_the_prefix_cache_counters_are_read_from_vllms_metric_names() -> None:
 
 def test_runs_that_did_different_work_are_not_compared() -> None:
     row = {"repeat": 0, "episodes": 8, "steps": 40, "generated_tokens": 900}
-    modes = ("lockstep", "independent", "lockstep-open", "open", "raw", "raw-unbounded")
+    modes = ("lockstep", "independent", "lockstep-open", "open", "raw", "raw-wide")
     same = [{**row, "mode": mode} for mode in modes]
     rollout_vllm.check_same_work(same)
     for mode, key in (
@@ -220,7 +220,7 @@ def test_runs_that_did_different_work_are_not_compared() -> None:
         ("lockstep-open", "episodes"),
         ("open", "episodes"),
         ("raw", "generated_tokens"),
-        ("raw-unbounded", "generated_tokens"),
+        ("raw-wide", "generated_tokens"),
     ):
         other = [r if r["mode"] != mode else {**r, key: r[key] + 1} for r in same]
         with pytest.raises(SystemExit, match="not the same work"):

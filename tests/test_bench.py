@@ -32,6 +32,8 @@ SCRIPTS: dict[str, tuple[int, str, tuple[str, ...]]] = {
     "advantages": (120, "advantages.json", ()),  # [8 s]
     "alfworld_engine": (180, "alfworld.json", ("alfworld",)),  # [34 s]
     "env_step": (180, "env_step.json", ()),  # [18 s]
+    # --quick trains on the CPU (a GPU is the full run's: bench/gpu_train.sh).
+    "gpu_train": (300, "gpu_train.json", ("torch", "transformers", "trl")),  # [40 s]
     "group_queue": (120, "queue.json", ("redis",)),  # [7 s]
     "history_server": (180, "history_server.json", ("alfworld",)),  # [19 s]
     "render": (120, "render.json", ()),  # [6 s]
@@ -94,3 +96,27 @@ def test_bench_script_runs_quick(name: str, tmp_path: Path) -> None:
         assert "rows" in json.loads(path.read_text())
     after = {p: p.stat().st_mtime_ns for p in committed.glob("*.json")} if committed.exists() else {}
     assert after == before, "a --quick run touched docs/results/"
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="needs torch to tell whether a GPU is here"
+)
+def test_gpu_train_sh_without_a_gpu_exits_2_in_one_line(tmp_path: Path) -> None:
+    """The one command for a GPU machine says so on a machine without one, and writes nothing."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: the full run would start")
+    env = {**os.environ, "ENVHUB_BENCH_RESULTS": str(tmp_path)}
+    done = subprocess.run(
+        [str(BENCH / "gpu_train.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().count("\n") == 0 and "needs a CUDA GPU" in done.stderr
+    assert list(tmp_path.iterdir()) == []

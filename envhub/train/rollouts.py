@@ -24,7 +24,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -162,8 +162,16 @@ class RolloutSource(Protocol):
         """
         ...
 
-    async def push_weights(self, model: Any, version: int) -> dict[str, float]:
-        """Make ``version`` (the trainer's ``model``) the policy new groups use; returns timings."""
+    async def push_weights(
+        self, model: Any, version: int, *, barrier: Callable[[], Awaitable[None]] | None = None
+    ) -> dict[str, float]:
+        """Make ``version`` (the trainer's ``model``) the policy new groups use; returns timings.
+
+        Under torchrun every rank calls it with ``barrier`` (every rank waits there for the
+        others): the ranks pass it before the new weights go out and again once they are in
+        place, so no rank generates on a served policy's old weights after the push began and
+        none starts a group at the new version before every rank has it.
+        """
         ...
 
     async def aclose(self) -> None: ...
@@ -272,18 +280,32 @@ class EngineRollouts:
         for version in [v for v in self._backends if v != newest and not self._live.get(v)]:
             await self._backends.pop(version).aclose()
 
-    async def push_weights(self, model: Any, version: int) -> dict[str, float]:
+    async def push_weights(
+        self, model: Any, version: int, *, barrier: Callable[[], Awaitable[None]] | None = None
+    ) -> dict[str, float]:
         start = time.perf_counter()
         self.jobs[self.job_id(version)] = version
         if self._factory is not None:
+            # Each rank samples with its own copy: a group runs on the sampler of the version
+            # it was admitted at, from start to end, and is labelled with that version.
+            if barrier is not None:
+                await barrier()
             self._backends[version] = self._factory(model, version)
             await self._retire()
+            if barrier is not None:
+                await barrier()
             return {"time/sync_s": time.perf_counter() - start}
-        # One served model: wait until no group runs on the old weights, then swap them.
+        # One served model: wait until no group runs on the old weights, on any rank, then swap
+        # them (rank 0 pushes; its weight sync is the only one), and label new groups only once
+        # every rank knows the push is done.
         async with self._idle:
             await self._idle.wait_for(lambda: not any(self._live.values()))
+        if barrier is not None:
+            await barrier()
         drained = time.perf_counter()
         report = await self._sync.push(model, version) if self._sync is not None else {}
+        if barrier is not None:
+            await barrier()
         assert self._served is not None
         self._served.policy_version = version
         timings = {"time/sync_s": time.perf_counter() - start, "time/sync_drain_s": drained - start}
@@ -416,9 +438,15 @@ class ServiceRollouts:
             env_token=self._env_token,
         )
 
-    async def push_weights(self, model: Any, version: int) -> dict[str, float]:
+    async def push_weights(
+        self, model: Any, version: int, *, barrier: Callable[[], Awaitable[None]] | None = None
+    ) -> dict[str, float]:
         start = time.perf_counter()
+        if barrier is not None:
+            await barrier()
         report = await self._sync.push(model, version) if self._sync is not None else {}
+        if barrier is not None:
+            await barrier()
         timings = {"time/sync_s": time.perf_counter() - start}
         timings.update({f"sync/{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
         return timings

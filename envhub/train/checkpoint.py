@@ -88,6 +88,10 @@ class TrainerState:
     #: those within ``max_staleness`` of ``policy_version``: a resume uses their groups, and
     #: drops the groups of jobs not listed (a killed trainer's versions after this checkpoint).
     lineage_jobs: dict[str, int] = field(default_factory=dict)
+    #: Iteration -> the uids of the groups each rank trained on in it (index = rank): under
+    #: torchrun over Redis rank 0 alone reads the queue and scatters the groups, and this is the
+    #: record of that scatter (one list in one process).
+    assignments: dict[int, list[list[str]]] = field(default_factory=dict)
 
 
 @dataclass

@@ -33,11 +33,14 @@ from envhub.core.errors import ConfigurationError
 
 __all__ = [
     "SUMMED_METRICS",
+    "all_gather_objects",
     "all_reduce_floats",
+    "barrier",
     "decoder_layers",
     "gathered_state_dict",
     "is_sharded",
     "reduce_metrics",
+    "scatter_objects",
     "shard_fsdp2",
     "unsharded_copy",
 ]
@@ -59,6 +62,44 @@ def all_reduce_floats(values: list[float], op: Literal["sum", "max"] = "sum") ->
     t = torch.tensor(values, dtype=torch.float64, device=device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX if op == "max" else dist.ReduceOp.SUM)
     return [float(v) for v in t.cpu()]
+
+
+def all_gather_objects(value: Any) -> list[Any]:
+    """Every rank's ``value`` (picklable), in rank order; ``[value]`` without a process group.
+
+    Collective and blocking: the trainer calls it in a worker thread (``asyncio.to_thread``), so
+    the rank's event loop goes on playing groups while it waits for the other ranks.
+    """
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        return [value]
+    out: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(out, value)
+    return out
+
+
+def scatter_objects(values: list[Any] | None, src: int = 0) -> Any:
+    """Rank r gets ``values[r]`` of rank ``src`` (the others pass None); ``values[0]`` alone.
+
+    Collective and blocking, like :func:`all_gather_objects`.
+    """
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        assert values is not None
+        return values[0]
+    out: list[Any] = [None]
+    dist.scatter_object_list(out, values if dist.get_rank() == src else None, src=src)
+    return out[0]
+
+
+def barrier() -> None:
+    """Wait until every rank of the default process group is here (nothing without one)."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.barrier()
 
 
 #: Metrics that are counts or rates of this rank's share of the batch: summed over ranks.

@@ -24,7 +24,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -163,12 +163,22 @@ class RolloutSource(Protocol):
         ...
 
     async def push_weights(
-        self, model: Any | None, version: int, agents: Mapping[str, Any] | None = None
+        self,
+        model: Any | None,
+        version: int,
+        agents: Mapping[str, Any] | None = None,
+        *,
+        barrier: Callable[[], Awaitable[None]] | None = None,
     ) -> dict[str, float]:
         """Make ``version`` (the trainer's ``model``) the policy new groups use; returns timings.
 
         ``agents``: the models of the roles that have their own (Dr. MAS); ``model`` is then the
         shared one, or None when every role has its own.
+
+        Under torchrun every rank calls it with ``barrier`` (every rank waits there for the
+        others): the ranks pass it before the new weights go out and again once they are in
+        place, so no rank generates on a served policy's old weights after the push began and
+        none starts a group at the new version before every rank has it.
         """
         ...
 
@@ -296,7 +306,12 @@ class EngineRollouts:
                 await own.aclose()
 
     async def push_weights(
-        self, model: Any | None, version: int, agents: Mapping[str, Any] | None = None
+        self,
+        model: Any | None,
+        version: int,
+        agents: Mapping[str, Any] | None = None,
+        *,
+        barrier: Callable[[], Awaitable[None]] | None = None,
     ) -> dict[str, float]:
         start = time.perf_counter()
         self.jobs[self.job_id(version)] = version
@@ -306,6 +321,10 @@ class EngineRollouts:
                 f"{sorted(self._agent_factories)} from their own models."
             )
         if self._factory is not None or self._agent_factories:
+            # Each rank samples with its own copy: a group runs on the sampler of the version
+            # it was admitted at, from start to end, and is labelled with that version.
+            if barrier is not None:
+                await barrier()
             if self._factory is not None and model is not None:
                 self._backends[version] = self._factory(model, version)
             if agents:
@@ -313,12 +332,20 @@ class EngineRollouts:
                     role: self._agent_factories[role](own, version) for role, own in agents.items()
                 }
             await self._retire()
+            if barrier is not None:
+                await barrier()
             return {"time/sync_s": time.perf_counter() - start}
-        # One served model: wait until no group runs on the old weights, then swap them.
+        # One served model: wait until no group runs on the old weights, on any rank, then swap
+        # them (rank 0 pushes; its weight sync is the only one), and label new groups only once
+        # every rank knows the push is done.
         async with self._idle:
             await self._idle.wait_for(lambda: not any(self._live.values()))
+        if barrier is not None:
+            await barrier()
         drained = time.perf_counter()
         report = await self._sync.push(model, version) if self._sync is not None else {}
+        if barrier is not None:
+            await barrier()
         assert self._served is not None
         self._served.policy_version = version
         timings = {"time/sync_s": time.perf_counter() - start, "time/sync_drain_s": drained - start}
@@ -456,14 +483,23 @@ class ServiceRollouts:
         )
 
     async def push_weights(
-        self, model: Any | None, version: int, agents: Mapping[str, Any] | None = None
+        self,
+        model: Any | None,
+        version: int,
+        agents: Mapping[str, Any] | None = None,
+        *,
+        barrier: Callable[[], Awaitable[None]] | None = None,
     ) -> dict[str, float]:
         if agents:
             raise ConfigurationError(
                 "A rollout service samples one served model; a model per agent is not wired."
             )
         start = time.perf_counter()
+        if barrier is not None:
+            await barrier()
         report = await self._sync.push(model, version) if self._sync is not None else {}
+        if barrier is not None:
+            await barrier()
         timings = {"time/sync_s": time.perf_counter() - start}
         timings.update({f"sync/{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
         return timings

@@ -781,6 +781,13 @@ def _agent_problems(config: TrainConfig) -> list[str]:
             f"rollout.agents: algo {config.algo!r} reads one row per env step; multi-agent rows "
             f"(several calls per env step) take {' or '.join(AGENT_WISE_ALGOS)}"
         )
+    if agents is not None and config.model.strategy == "fsdp2":
+        # The learner puts one agent in each micro-batch, so ranks can run different numbers of
+        # sharded forward passes, and FSDP2's collectives would wait on each other forever.
+        problems.append(
+            "rollout.agents: model.strategy='fsdp2' needs every rank to run the same micro-batches, "
+            "and multi-agent rows split them by agent; use strategy 'ddp'"
+        )
     if agents is not None and agents.policies:
         problems.append(
             "rollout.agents.policies: the trainer samples every role from a model it trains; a model "

@@ -144,7 +144,7 @@ def reduce_metrics(metrics: dict[str, float]) -> dict[str, float]:
         values = [float(m[key]) for m in gathered if key in m]
         if key in SUMMED_METRICS:
             out[key] = sum(values)
-        elif key.endswith("/max") or key.startswith("time/"):
+        elif key.endswith(("/max", "_max")) or key.startswith("time/"):
             out[key] = max(values)
         elif key.endswith("/min"):
             out[key] = min(values)

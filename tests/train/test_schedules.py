@@ -130,6 +130,7 @@ def _rank(rank: int, port: int, out: Any) -> None:
             "rollout/success": [0.25, 0.75][rank],
             "rows/count": [10.0, 14.0][rank],
             "staleness/max": [1.0, 3.0][rank],
+            "agent/verifier/grad_norm_max": [0.5, 0.2][rank],
             "time/update_s": [2.0, 5.0][rank],
         }
         if rank == 1:
@@ -156,6 +157,7 @@ def test_metrics_are_reduced_over_ranks() -> None:
         "rollout/success": 0.5,
         "rows/count": 24.0,
         "staleness/max": 3.0,
+        "agent/verifier/grad_norm_max": 0.5,
         "time/update_s": 5.0,
         "rollout/success/pick": 1.0,
     }

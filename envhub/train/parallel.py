@@ -126,7 +126,7 @@ SUMMED_METRICS = frozenset(
 def reduce_metrics(metrics: dict[str, float]) -> dict[str, float]:
     """One iteration's metrics over every rank (collective: every rank calls it; all get the result).
 
-    Rules by key: counts (:data:`SUMMED_METRICS`) are summed; ``*/max`` and ``time/*`` take the
+    Rules by key: counts (:data:`SUMMED_METRICS`) are summed; ``*/max``, ``*_max`` and ``time/*`` take the
     maximum (the slowest rank is the iteration's time); ``*/min`` the minimum; everything else is
     the mean over the ranks that logged the key (every rank trains B / world groups of the same
     size, so this is the batch mean of per-group quantities). Without a process group the

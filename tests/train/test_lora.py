@@ -182,7 +182,8 @@ def test_every_lora_checkpoint_exports_to_a_servable_merged_model(
     trainer = _train_lora(small_model_dir, tmp_path / "run")
     ids = torch.tensor([[1, 5, 9, 42, 7, 100, 3]])
     trained = _logits(trainer.model.eval(), ids)
-    assert (trained - _logits(_model(small_model_dir), ids)).abs().max() > 1e-4  # it did train
+    effect = (trained - _logits(_model(small_model_dir), ids)).abs().max()
+    assert effect > 1e-4  # it did train
     for name, expect in (("iter_1", None), ("iter_2", trained)):
         out = tmp_path / f"export-{name}"
         done = subprocess.run(
@@ -196,7 +197,11 @@ def test_every_lora_checkpoint_exports_to_a_servable_merged_model(
         served = _model(out)  # a plain HF model directory: what vLLM or transformers serve
         assert not any("lora" in n for n, _ in served.named_parameters())
         if expect is not None:
-            assert torch.allclose(_logits(served, ids), expect, atol=1e-5)
+            # Merged weights compute W x + (B A x) s as (W + B A s) x: equal up to float32
+            # rounding (up to ~1e-4 on these logits, which depends on the trained weights), and
+            # far closer to the trained model than the base is (an unmerged export is the base).
+            error = (_logits(served, ids) - expect).abs().max()
+            assert error < 1e-4 and error < effect / 2, (float(error), float(effect))
 
 
 def test_a_run_directory_exports_its_latest_checkpoint(small_model_dir: Path, tmp_path: Path) -> None:

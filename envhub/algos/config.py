@@ -37,7 +37,24 @@ __all__ = [
 ]
 
 
+def _check_numbers(config: Any) -> None:
+    # Recipes reach these dataclasses through TrainConfig's ``advantage`` mapping, which does not
+    # coerce types: a quoted "0.5" would fail deep inside numpy, and ``true`` would pass as 1.
+    for field in dataclasses.fields(config):
+        if field.type not in ("float", float):
+            continue
+        value = getattr(config, field.name)
+        number = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+            value, bool | np.bool_
+        )
+        if not (number and np.isfinite(value)):
+            raise ConfigurationError(
+                f"{field.name} must be a finite number, got {value!r}.", **{field.name: value}
+            )
+
+
 def _check_common(config: Any) -> None:
+    _check_numbers(config)
     check_mode(config.mode)
     if not (np.isfinite(config.epsilon) and config.epsilon > 0):
         raise ConfigurationError(f"epsilon must be a small positive number, got {config.epsilon!r}.")

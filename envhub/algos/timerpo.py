@@ -12,7 +12,8 @@ last-layer hidden states. For each sample i of task group g:
    expert text's ``H_e`` (:func:`ot_distance`): marginals ``softmax(||h||)`` over each side's
    tokens, cost ``C = max(0, 1 - cos(h_t, h_u))``, Sinkhorn in float64 with ``K = exp(-C/eps)``,
    ``eps = 0.08`` and 50 iterations of ``u = r / (K v)``, ``v = c / (K^T u)``; plan
-   ``T = diag(u) K diag(v)`` and ``W = sum(T * C)``.
+   ``T = diag(u) K diag(v)`` and ``W = sum(T * C)``. Where a small ``eps`` would take ``K`` out of
+   float64's range, the same iterations run on logarithms (:func:`sinkhorn_plan`).
 3. Score ``s_i = clip(exp(-W_i / tau), 0, 1)``, ``tau = 0.5``; or (``clip``) the cosine of the
    mean-pooled states over a temperature, clamped to [0, 1] (:func:`clip_similarity`).
 4. ``A_sem,i = s_i - mean_g s``; projection within the group:
@@ -101,7 +102,11 @@ def sinkhorn_plan(
 
     ``K = exp(-cost / eps)``; starting from ``v = 1``, each iteration sets ``u = r / (K v)`` then
     ``v = c / (K^T u)``, so the plan's column sums are ``c`` exactly and its row sums tend to ``r``.
-    float64 throughout: with ``eps = 0.08`` and costs in [0, 2], ``K >= exp(-25)`` never underflows.
+    float64 throughout: with ``eps = 0.08`` and costs in [0, 2], ``K >= exp(-25)``, and the plain
+    iteration runs. A smaller ``eps`` (any ``grounded.ot_eps > 0`` is accepted) can take ``K``
+    below float64's range (``exp(-1/0.001) = 0``), where ``K v = 0`` turns the plan into NaN;
+    there the same iterations run on logarithms (``log u = log r - logsumexp(log K + log v)``),
+    which give the same plan without the underflow.
 
     Raises:
         ConfigurationError: shapes that disagree, ``eps <= 0`` or ``n_iter < 1``.
@@ -114,13 +119,49 @@ def sinkhorn_plan(
         raise ConfigurationError(
             f"Sinkhorn needs eps > 0 and n_iter >= 1, got eps={eps!r}, n_iter={n_iter!r}."
         )
-    kernel = np.exp(-cm / eps)
-    v = np.ones(len(cv), dtype=np.float64)
-    u = np.ones(len(rv), dtype=np.float64)
+    scaled = cm / eps
+    if not scaled.size or float(scaled.max()) <= _PLAIN_LIMIT:
+        with np.errstate(all="ignore"):  # checked just below
+            plan = _sinkhorn_plain(rv, cv, scaled, n_iter)
+        if np.isfinite(plan).all():
+            return plan
+    return _sinkhorn_log(rv, cv, scaled, n_iter)
+
+
+#: ``cost / eps`` up to which the plain iteration runs: ``K >= exp(-300)`` keeps ``u`` and ``v``
+#: (at most about ``1 / K``) far from float64's limits (``exp(+-709)``).
+_PLAIN_LIMIT = 300.0
+
+
+def _sinkhorn_plain(r: _F64, c: _F64, scaled: _F64, n_iter: int) -> _F64:
+    kernel = np.exp(-scaled)
+    v = np.ones(len(c), dtype=np.float64)
+    u = np.ones(len(r), dtype=np.float64)
     for _ in range(n_iter):
-        u = rv / (kernel @ v)
-        v = cv / (kernel.T @ u)
+        u = r / (kernel @ v)
+        v = c / (kernel.T @ u)
     return np.asarray(u[:, None] * kernel * v[None, :], dtype=np.float64)
+
+
+def _sinkhorn_log(r: _F64, c: _F64, scaled: _F64, n_iter: int) -> _F64:
+    """The plain iteration on ``log u``, ``log v`` and ``log K = -scaled`` (same plan, no underflow)."""
+    with np.errstate(divide="ignore"):  # a zero marginal entry is log 0 = -inf: its row stays 0
+        log_r, log_c = np.log(r), np.log(c)
+    log_k = -scaled
+    log_v = np.zeros(len(c), dtype=np.float64)  # v = 1
+    log_u = np.zeros(len(r), dtype=np.float64)
+    for _ in range(n_iter):
+        log_u = log_r - _logsumexp(log_k + log_v[None, :], axis=1)
+        log_v = log_c - _logsumexp(log_k + log_u[:, None], axis=0)
+    return np.asarray(np.exp(log_u[:, None] + log_k + log_v[None, :]), dtype=np.float64)
+
+
+def _logsumexp(x: _F64, axis: int) -> _F64:
+    top = x.max(axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        total = np.log(np.exp(x - top).sum(axis=axis, keepdims=True))
+    return np.asarray((top + total).squeeze(axis), dtype=np.float64)
 
 
 def ot_distance(

@@ -419,7 +419,9 @@ class CoSoConfig(_Strict):
         description="Action classes: projected actions in order of first appearance; past this "
         "many, new actions share the last class.",
     )
-    lr: float = Field(default=1e-5, gt=0.0, description="Adam's learning rate for the classifier.")
+    lr: float = Field(
+        default=1e-5, gt=0.0, allow_inf_nan=False, description="Adam's learning rate for the classifier."
+    )
     epochs: int = Field(default=2, ge=1, description="Optimizer steps per classifier update.")
     samples: int = Field(
         default=1024, ge=1, description="(response, action) pairs drawn from the buffer per step."
@@ -484,7 +486,7 @@ class LossConfig(_Strict):
         description="verl's KL estimator; a '+' suffix keeps its value with k2's gradient "
         "(straight through).",
     )
-    entropy_coef: float = Field(default=0.001, ge=0.0)
+    entropy_coef: float = Field(default=0.001, ge=0.0, allow_inf_nan=False)
     entropy: EntropyKind = Field(
         default="plain",
         description="The entropy bonus: plain (every response token alike) or coso (CoSo's causal "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 import envhub.algos as algos
 from envhub.algos import (
     GiGPOConfig,
+    GraphGPOConfig,
     GRPOConfig,
     HGPOConfig,
     compute_advantages,
@@ -141,6 +143,25 @@ def test_config_of_the_wrong_type_is_refused() -> None:
 def test_config_values_are_checked_at_construction(bad) -> None:
     with pytest.raises(ConfigurationError):
         bad()
+
+
+@pytest.mark.parametrize(
+    ("config", "field", "value"),
+    [
+        (GraphGPOConfig, "gamma", "0.5"),  # a quoted YAML number: numpy's TypeError before
+        (GraphGPOConfig, "gamma", True),  # was taken as gamma = 1
+        (GraphGPOConfig, "step_advantage_w", "1"),
+        (GiGPOConfig, "gamma", "0.95"),  # was accepted, and failed in the first update
+        (GiGPOConfig, "step_advantage_w", math.inf),
+        (HGPOConfig, "length_weight_alpha", math.nan),
+        (GRPOConfig, "invalid_penalty", "0.1"),
+    ],
+)
+def test_a_setting_that_is_not_a_finite_number_is_refused_naming_it(config, field, value) -> None:
+    # Recipes reach these through TrainConfig's advantage mapping, which does not coerce types.
+    with pytest.raises(ConfigurationError, match=f"{field} must be a finite number") as info:
+        config(**{field: value})
+    assert info.value.detail[field] is value
 
 
 def test_package_exports_exactly_its_public_names() -> None:

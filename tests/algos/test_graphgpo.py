@@ -119,6 +119,23 @@ def test_explicit_next_anchor_joins_the_graph() -> None:
     assert d_anchor.tolist() == [2, 1, 2]
 
 
+def test_without_next_anchor_earlier_steps_of_a_failed_trajectory_can_differ() -> None:
+    # What docs/training.md states about the trainer's default. t2 wins by s0 -> s4 -> s5 -> s3 ->
+    # success (d(s0) = 4, the group's farthest); t1 fails after s0 -> s1 -> s2, and the env's
+    # final observation is s3. With it (the authors' graph) s2 -> s3 gives d(s2) = 2, d(s1) = 3,
+    # so t1's FIRST step (s0 -> s1) returns 10 * 0.5^3. Without it, s2 leads to t1's own terminal
+    # node, s1 and s2 cannot reach success and get d = 4 + 1: that step returns 10 * 0.5^5.
+    rows = trajectory("u", "t1", ["s0", "s1", "s2"], [0, 0, 0]) + trajectory(
+        "u", "t2", ["s0", "s4", "s5", "s3"], [0, 0, 0, 1]
+    )
+    batch = to_batch(rows)
+    real = graph_step_returns(batch, gamma=0.5, next_anchor=["s1", "s2", "s3", "s4", "s5", "s3", "x"])
+    default = graph_step_returns(batch, gamma=0.5)
+    np.testing.assert_allclose(real[:3], [1.25, 2.5, 5.0])
+    np.testing.assert_allclose(default[:3], [0.3125, 0.3125, 0.3125])
+    np.testing.assert_allclose(default[3:], real[3:])  # the winner's steps agree
+
+
 def test_default_combination_is_step_plus_episode_in_mean_std_norm() -> None:
     batch = to_batch(_example())
     step = graphgpo_advantages(batch, episode_advantage_w=0.0)

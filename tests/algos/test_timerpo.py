@@ -124,6 +124,42 @@ def test_converged_plan_has_both_marginals() -> None:
     np.testing.assert_allclose(plan.sum(axis=1), r, atol=1e-5)
 
 
+def test_a_small_eps_gives_a_finite_plan_not_nan() -> None:
+    # grounded.ot_eps accepts any eps > 0. At eps = 1e-3 a cost of 1 makes K = e^-1000, which is 0
+    # in float64, so the plain iteration divides by K v = 0 (inf, then NaN) and the NaN score
+    # would poison its whole group's advantages. The answer is still defined:
+    # one token against one token: T = [[1]] whatever K is, so W = C = 1 (orthogonal states);
+    # the symmetric 2x2 of the test above: W = k / (1 + k) with k = e^-1000, i.e. 0.
+    assert ot_distance([[1.0, 0.0]], [[0.0, 1.0]], eps=1e-3) == pytest.approx(1.0, rel=1e-12)
+    cost = np.array([[1.0, 2.0], [2.0, 1.0]])
+    plan = sinkhorn_plan([0.5, 0.5], [0.5, 0.5], cost, eps=1e-3)
+    np.testing.assert_allclose(plan, [[0.5, 0.0], [0.0, 0.5]], atol=1e-15)
+    # Random states at eps = 1e-3 (K underflows almost everywhere): a plan with the marginals.
+    rng = np.random.default_rng(3)
+    response, expert = rng.normal(size=(5, 16)), rng.normal(size=(7, 16))
+    r, c = token_marginal(response), token_marginal(expert)
+    plan = sinkhorn_plan(r, c, cosine_cost(response, expert), eps=1e-3, n_iter=50)
+    assert np.isfinite(plan).all()
+    np.testing.assert_allclose(plan.sum(axis=0), c, rtol=1e-12)
+    assert 0.0 <= ot_distance(response, expert, eps=1e-3) <= 2.0
+
+
+def test_the_log_domain_iterations_give_the_plain_plan() -> None:
+    # The fallback runs the same iterations on logarithms: where the plain one is finite, the
+    # two plans agree to rounding (here at the authors' eps and at one 8x smaller, where the
+    # plain one still runs; entries far below the plan's mass are compared absolutely).
+    from envhub.algos.timerpo import _sinkhorn_log, _sinkhorn_plain
+
+    rng = np.random.default_rng(4)
+    response, expert = rng.normal(size=(6, 8)), rng.normal(size=(9, 8))
+    r, c = token_marginal(response), token_marginal(expert)
+    cost = cosine_cost(response, expert)
+    for eps in (0.08, 0.01):
+        plain = _sinkhorn_plain(r, c, cost / eps, 50)
+        assert np.isfinite(plain).all()
+        np.testing.assert_allclose(_sinkhorn_log(r, c, cost / eps, 50), plain, rtol=1e-9, atol=1e-15)
+
+
 def test_bad_sinkhorn_settings_are_refused() -> None:
     with pytest.raises(ConfigurationError, match="eps"):
         sinkhorn_plan([1.0], [1.0], [[0.0]], eps=0.0)

@@ -8,6 +8,7 @@ the classifier learns, and the learner's entropy term is the weighted one.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,9 @@ def test_bad_coso_settings_are_refused_when_the_config_loads(tmp_path: Path) -> 
         load_config(None, {**base, "loss.coso.heads": 3})
     with pytest.raises(ConfigurationError, match=r"loss\.coso\.window"):
         load_config(None, {**base, "loss.coso.window": 0})
+    # An infinite learning rate turns the classifier's weights (and so every weight c~) into NaN;
+    # an infinite alpha makes the loss -inf. Both were accepted.
+    with pytest.raises(ConfigurationError, match=r"loss\.coso\.lr"):
+        load_config(None, {**base, "loss.coso.lr": math.inf})
+    with pytest.raises(ConfigurationError, match=r"loss\.entropy_coef"):
+        load_config(None, {**base, "loss.entropy_coef": math.inf})

@@ -11,10 +11,10 @@ env after each step, so a shared prefix is played once). An episode that is won 
 sequence ends counts as won (the rollout stops there too). A learning test that claims the
 policy read the observation must beat this number, not the untrained model's.
 
-Where the action space is free text and only the final answer is scored (Search-QA),
+Where the action space is free text and only the final answer is scored (Search-QA, Math),
 the sequences cannot be listed, but they need not be: :func:`answer_ceiling` finds the best
 single answer from the golden answers (its docstring says why that set suffices), and
-:func:`search_blind_ceiling` applies it with Search-QA's own rule.
+:func:`search_blind_ceiling` and :func:`math_blind_ceiling` apply it with each env's own rule.
 :func:`recipe_blind_ceiling` picks the family's (:data:`BLIND_CEILING_FAMILIES`).
 """
 
@@ -25,7 +25,7 @@ import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from envhub.core.errors import ConfigurationError
 
@@ -34,9 +34,12 @@ __all__ = [
     "BlindCeiling",
     "answer_ceiling",
     "blind_ceiling",
+    "math_blind_ceiling",
     "recipe_blind_ceiling",
     "search_blind_ceiling",
 ]
+
+_K = TypeVar("_K", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -119,14 +122,14 @@ def answer_ceiling(
     task_ids: Sequence[str],
     *,
     golden: Callable[[Any], Sequence[str]],
-    key: Callable[[str], Hashable | None],
-    action: Callable[[Hashable], str],
+    key: Callable[[str], _K | None],
+    action: Callable[[_K], str],
 ) -> BlindCeiling:
     """The exact success of the best fixed answer over ``task_ids``, for an env that scores answers.
 
     For envs whose success depends on the final answer alone, through a key of it: the episode
     is won exactly when ``key(answer)`` is the key of one of the task's golden answers
-    (Search-QA: EM, the key is the normalised string). A blind
+    (Search-QA: EM, the key is the normalised string; Math: the key is the number). A blind
     policy's answer cannot depend on the task, and nothing before the answer (searching, a
     teammate's critique) changes how the answer is scored, so the best blind policy is the
     best single answer, and only its key matters. An answer whose key is no golden answer's
@@ -155,25 +158,26 @@ def answer_ceiling(
         raise ValueError("answer_ceiling needs some tasks")
     env = make_env()
     try:
-        counts: dict[Hashable, int] = {}
+        counts: dict[_K, int] = {}
         for task in task_ids:
             env.reset(options={"task_id": task})
             for k in dict.fromkeys(key(a) for a in golden(env.unwrapped)):  # once per task
                 if k is not None:
                     counts[k] = counts.get(k, 0) + 1
-        best = max(counts, key=lambda k: counts[k]) if counts else None
-        answer = action("" if best is None else best)
+        if not counts:  # no golden answer can be stated: nothing wins
+            return BlindCeiling(0.0, (), len(task_ids), 0, 1, searched="no golden answer to give")
+        best = max(counts, key=lambda k: counts[k])
+        answer = action(best)
         won = 0
         for task in task_ids:
             env.reset(options={"task_id": task})
             won += bool(env.step(answer)[4].get("won"))
     finally:
         env.close()
-    expected = counts.get(best, 0) if best is not None else 0
-    if won != expected:
+    if won != counts[best]:
         raise RuntimeError(
-            f"the env won {won} tasks with {answer!r}, the golden answers' keys say {expected}: the "
-            "key does not reproduce the env's success rule"
+            f"the env won {won} tasks with {answer!r}, the golden answers' keys say {counts[best]}: "
+            "the key does not reproduce the env's success rule"
         )
     return BlindCeiling(
         won / len(task_ids),
@@ -205,6 +209,23 @@ def search_blind_ceiling(make_env: Callable[[], Any], task_ids: Sequence[str]) -
     )
 
 
+def math_blind_ceiling(make_env: Callable[[], Any], task_ids: Sequence[str]) -> BlindCeiling:
+    """:func:`answer_ceiling` on Math: success is the final answer's number equal to the gold's.
+
+    The key is :func:`~envhub.envs.math.answer.parse_number` (the env compares numbers, so
+    ``42``, ``42.0`` and ``\\$42`` are one candidate); the answer played is ``\\boxed{n}``.
+    """
+    from envhub.envs.math.answer import format_number, parse_number
+
+    return answer_ceiling(
+        make_env,
+        task_ids,
+        golden=lambda env: (env.task.answer,),
+        key=parse_number,
+        action=lambda k: f"\\boxed{{{format_number(k)}}}",
+    )
+
+
 def _sokoban_ceiling(make_env: Callable[[], Any], task_ids: Sequence[str], max_steps: int) -> BlindCeiling:
     from envhub.envs.sokoban.room import ACTIONS
 
@@ -217,6 +238,7 @@ _CEILINGS: Mapping[str, _Ceiling] = MappingProxyType(
     {
         "sokoban": _sokoban_ceiling,
         "search": lambda make_env, ids, _steps: search_blind_ceiling(make_env, ids),
+        "math": lambda make_env, ids, _steps: math_blind_ceiling(make_env, ids),
     }
 )
 
@@ -231,7 +253,8 @@ def recipe_blind_ceiling(config: Any, *, split: str | None = None, tasks: int | 
 
     * ``sokoban``: :func:`blind_ceiling` over the four moves and ``still`` (any other reply is an
       invalid no-op, which moves nothing, as ``still`` does), ``rollout.max_steps`` of them;
-    * ``search``: :func:`search_blind_ceiling`, the best single answer (EM).
+    * ``search``: :func:`search_blind_ceiling`, the best single answer (EM);
+    * ``math``: :func:`math_blind_ceiling`, the best single final answer.
 
     Args:
         config: the recipe (:class:`~envhub.train.config.TrainConfig`).

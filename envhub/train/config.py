@@ -587,7 +587,7 @@ class ValidationSettings(_Strict):
     blind_ceiling: bool = Field(
         default=False,
         description="Print the best observation-blind policy's success on these tasks "
-        "(Sokoban, Search-QA; envhub.train.blind).",
+        "(Sokoban, Search-QA, Math; envhub.train.blind).",
     )
     stop_at: float | None = Field(
         default=None,

@@ -180,3 +180,34 @@ def test_a_blind_ceiling_for_a_family_without_one_is_refused_when_the_recipe_loa
         load_config(
             None, {"env": "envhub/TimeSeries-v0", "model.path": "unused", "validation.blind_ceiling": True}
         )
+
+
+# -- answer envs: Math -------------------------------------------------------------------------
+
+
+def test_the_math_ceiling_is_the_gold_number_most_tasks_share(tmp_path: Path) -> None:
+    import json
+
+    from envhub.train.blind import math_blind_ceiling
+
+    golds = ["12", "12.0", "1,200", "7", "1200", "7"]  # 12 and 12.0 are one number; 1,200 and 1200 too
+    rows = [{"question": f"Problem {i}?", "answer": f"Work.\n#### {g}"} for i, g in enumerate(golds)]
+    for split in ("train", "test"):
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ids = [f"test-{i:05d}" for i in range(len(golds))]
+    ceiling = math_blind_ceiling(lambda: envhub.make("envhub/Math-v0", data_dir=tmp_path), ids)
+    # 12: two tasks; 1200: two; 7: two; the first met in task order wins the tie.
+    assert (ceiling.success, ceiling.sequence, ceiling.sequences) == (2 / 6, ("\\boxed{12}",), 3)
+    sub = math_blind_ceiling(lambda: envhub.make("envhub/Math-v0", data_dir=tmp_path), ids[2:])
+    assert (sub.success, sub.sequence) == (2 / 4, ("\\boxed{1200}",))
+
+
+def test_the_drmas_math_recipe_s_blind_ceiling_on_the_generated_problems() -> None:
+    """The numbers docs/training.md records (exact: the generated problems are fixed)."""
+    config = load_config(TRAINERS / "drmas_math.yaml", {"model.path": "unused"})
+    held_out = recipe_blind_ceiling(config)
+    assert (held_out.tasks, held_out.success, held_out.sequence) == (32, 3 / 32, ("\\boxed{2}",))
+    test = recipe_blind_ceiling(config, split="test", tasks=10_000)
+    assert (test.tasks, test.success) == (200, 8 / 200)
+    train = recipe_blind_ceiling(config, split="train", tasks=10_000)
+    assert (train.tasks, train.success, train.sequence) == (1000, 37 / 1000, ("\\boxed{6}",))

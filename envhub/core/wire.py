@@ -56,6 +56,7 @@ from envhub.core.errors import ErrorCode
 
 __all__ = [
     "HISTORY_PRESETS",
+    "MATH_MAX_ROUNDS",
     "MAX_BATCH_ITEMS",
     "MAX_CONCURRENT_GROUPS",
     "MAX_GROUP_SIZE",
@@ -759,7 +760,14 @@ class SamplingRequest(_Request):
 
 #: The orchestras the rollout driver plays (:mod:`envhub.rollout.orchestra`) and their roles,
 #: in the order they act within an env step.
-ORCHESTRAS: dict[str, tuple[str, ...]] = {"search": ("verifier", "search", "answer")}
+ORCHESTRAS: dict[str, tuple[str, ...]] = {
+    "search": ("verifier", "search", "answer"),
+    "math": ("solver", "verifier"),
+}
+
+#: The math orchestra's solver rounds at most when ``agents.max_rounds`` is unset (the authors'
+#: ``max_loop_num`` default in their orchestra; their math run script sets 2).
+MATH_MAX_ROUNDS = 3
 
 
 class OrchestraSpec(_Request):
@@ -767,15 +775,25 @@ class OrchestraSpec(_Request):
 
     At every env step the orchestra calls its roles in turn; each call is one
     :class:`~envhub.core.records.Step` row with ``agent_id`` = the role and ``env_step`` = the env
-    step, and the action of the step's last call goes to the env. The ``search`` orchestra (the
-    paper's, on Search-QA): a ``verifier`` routes each step to the ``search`` agent (a query) or the
-    ``answer`` agent (the final answer). Which model plays a role: ``policies[role]`` (one
-    endpoint or scripted policy per agent), else the request's ``policy`` (one shared model, or
-    the caller's backend).
+    step, and the team's action goes to the env. The ``search`` orchestra (the paper's, on
+    Search-QA): a ``verifier`` routes each step to the ``search`` agent (a query) or the ``answer``
+    agent (the final answer). The ``math`` orchestra (the paper's, on Math): a ``solver`` proposes
+    a solution and a ``verifier`` approves it or sends it back with its critique, for up to
+    ``max_rounds`` solver rounds; the env gets the solver's last answer. Which model plays a role:
+    ``policies[role]`` (one endpoint or scripted policy per agent), else the request's ``policy``
+    (one shared model, or the caller's backend).
     """
 
-    orchestra: Literal["search"] = Field(
-        default="search", description="Which orchestra: search (verifier -> search | answer)."
+    orchestra: Literal["search", "math"] = Field(
+        default="search",
+        description="Which orchestra: search (verifier -> search | answer) or math (solver <-> verifier).",
+    )
+    max_rounds: int | None = Field(
+        default=None,
+        ge=1,
+        le=16,
+        description=f"math: the solver's rounds at most (the authors' max_loop_num); null: "
+        f"{MATH_MAX_ROUNDS}. The search orchestra has no rounds and refuses it.",
     )
     policies: dict[str, PolicyEndpoint | str] = Field(
         default_factory=dict,
@@ -795,6 +813,11 @@ class OrchestraSpec(_Request):
         for role, policy in self.policies.items():
             if isinstance(policy, str) and not policy.startswith("scripted:"):
                 raise ValueError(f"agents.policies.{role} must be an endpoint object or 'scripted:<name>'")
+        if self.max_rounds is not None and self.orchestra != "math":
+            raise ValueError(
+                f"agents.max_rounds: the {self.orchestra} orchestra has no rounds (only math's solver "
+                "and verifier loop); leave it out"
+            )
         return self
 
     @property

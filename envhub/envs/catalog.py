@@ -61,6 +61,20 @@ CATALOG: tuple[EnvSpec, ...] = (
         },
     ),
     EnvSpec(
+        id="envhub/Math-v0",
+        entry_point="envhub.envs.math.env:MathEnv",
+        family="math",
+        description="Arithmetic word problems (generated; GSM8K jsonl from a path): one solution, its "
+        "last \\boxed{} answer scored against the gold.",
+        splits=("train", "test"),
+        max_episode_steps=1,  # the authors' math env is done after one step
+        data_status="envhub.envs.math.data:data_status",
+        demo_policy="envhub.envs.math.policy:TemplateSolverPolicy",
+        projection="envhub.envs.math.projection:project_boxed",
+        prompt="envhub.envs.math.prompt",
+        breakdown="envhub.envs.math.env:breakdown",
+    ),
+    EnvSpec(
         # Not an env of its own: any env an `envhub serve` runs, reached over HTTP. The server
         # applies the served env's step limit, so no TimeLimit here.
         id="envhub/Remote-v0",

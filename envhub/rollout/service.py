@@ -196,6 +196,10 @@ BUILTIN_SCRIPTED: dict[str, str] = {
     "search-team-verifier": "envhub.envs.search.policy:team_verifier",
     "search-team-searcher": "envhub.envs.search.policy:team_searcher",
     "search-team-answerer": "envhub.envs.search.policy:team_answerer",
+    "math-solver": "envhub.envs.math.policy:TemplateSolverPolicy",
+    "math-team": "envhub.envs.math.policy:team_member",
+    "math-team-solver": "envhub.envs.math.policy:team_solver",
+    "math-team-verifier": "envhub.envs.math.policy:team_verifier",
     "tau-gold": "envhub.envs.tau.policy:GoldPolicy",
     "webshop-scripted": "envhub.envs.webshop.policy:ScriptedShopper",
 }

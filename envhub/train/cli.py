@@ -11,6 +11,10 @@ with DDP or, for models that do not fit one device, FSDP2 (``--strategy fsdp2``)
 
 ``envhub-train export --checkpoint DIR --out DIR`` writes a checkpoint (a LoRA run's adapter
 merged into its base) as a plain Hugging Face model directory that vLLM and transformers serve.
+
+``envhub-train blind-ceiling --config trainers/NAME.yaml [--split S] [--tasks N]`` prints the
+best observation-blind policy's success over the recipe's validation tasks (or the first ``N``
+of split ``S``), computed exactly (:mod:`envhub.train.blind`), without training.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from rich.table import Table
 
 from envhub.core.errors import EnvhubError
 
-__all__ = ["app", "export_app", "export_command", "main", "train_command"]
+__all__ = ["app", "blind_app", "blind_command", "export_app", "export_command", "main", "train_command"]
 
 app = typer.Typer(
     name="envhub-train",
@@ -71,7 +75,9 @@ def _print_learning_check(console: Console, cfg: Any, result: Any) -> None:
     table = Table(title=f"learning check: {v.tasks} held-out {v.split} tasks, T = {v.temperature:g}")
     table.add_column("policy")
     table.add_column("success", justify="right")
-    table.add_row(f"best observation-blind ({' '.join(ceiling.sequence)}; exact)", f"{ceiling.success:.3f}")
+    table.add_row(
+        f"best observation-blind ({escape(' '.join(ceiling.sequence))}; exact)", f"{ceiling.success:.3f}"
+    )
     for it in result.validation:
         table.add_row(f"learned, iteration {it.iteration}", f"{it.metrics.get('val/success', 0.0):.3f}")
     console.print(table)
@@ -197,10 +203,49 @@ def export_command(
     Console().print(f"exported {escape(checkpoint)} to {escape(str(path))}")
 
 
+blind_app = typer.Typer(
+    name="envhub-train blind-ceiling",
+    help="The best observation-blind policy's success over a recipe's tasks (exact; no training).",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@blind_app.command()
+def blind_command(
+    config: Annotated[str, typer.Option("--config", "-c", help="A YAML recipe (trainers/*.yaml).")],
+    split: Annotated[
+        str | None, typer.Option(help="The split (default: the recipe's validation.split).")
+    ] = None,
+    tasks: Annotated[
+        int | None, typer.Option(min=1, help="The split's first N tasks (default: validation.tasks).")
+    ] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Any recipe key: --set rollout.max_steps=2.")
+    ] = None,
+) -> None:
+    """Print the best blind policy over the recipe's validation tasks (envhub.train.blind)."""
+    from envhub.train.blind import recipe_blind_ceiling
+    from envhub.train.config import load_config
+
+    try:
+        # The ceiling reads the env and the tasks, never the model: any path satisfies the recipe.
+        cfg = load_config(config, _overrides({"model.path": "unused"}, set_))
+        ceiling = recipe_blind_ceiling(cfg, split=split, tasks=tasks)
+    except EnvhubError as exc:
+        Console(stderr=True).print(f"[red]error[/] ({exc.code}): {escape(exc.message)}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    Console().print(
+        f"{escape(cfg.env)}, split {escape(split or cfg.validation.split)}: {escape(ceiling.describe())}"
+    )
+
+
 def main() -> None:
     try:
         if sys.argv[1:2] == ["export"]:  # `envhub-train export ...`; anything else trains
             export_app(args=sys.argv[2:], prog_name="envhub-train export")
+        elif sys.argv[1:2] == ["blind-ceiling"]:
+            blind_app(args=sys.argv[2:], prog_name="envhub-train blind-ceiling")
         else:
             app()
     except KeyboardInterrupt:  # pragma: no cover - interactive

@@ -589,7 +589,7 @@ class ValidationSettings(_Strict):
     blind_ceiling: bool = Field(
         default=False,
         description="Print the best observation-blind policy's success on these tasks "
-        "(Sokoban; envhub.train.blind).",
+        "(Sokoban, Search-QA, Math; envhub.train.blind).",
     )
     stop_at: float | None = Field(
         default=None,
@@ -734,7 +734,7 @@ class TrainConfig(_Strict):
             raise ValueError(f"advantage: {exc}") from None
         if self.loss.old_logprobs == "rollout" and self.rollout.generation == "transformers":
             pass  # the in-process sampler records processed logprobs: usable as old logprobs
-        problems = _agent_problems(self)
+        problems = _agent_problems(self) + _env_problems(self)
         if problems:
             raise ValueError("; ".join(problems))
         if self.grounded.enabled:
@@ -841,6 +841,32 @@ def _own_model_problems(config: TrainConfig) -> list[str]:
             f"keys may differ (top-level {top[key]!r}, here {own[key]!r})"
             for key in top
             if top[key] != own[key]
+        )
+    return problems
+
+
+def _env_problems(config: TrainConfig) -> list[str]:
+    """What the run asks of its env family that the family does not offer (empty: nothing)."""
+    from envhub.envs import resolve
+    from envhub.rollout.orchestra import ORCHESTRA_TYPES
+    from envhub.train.blind import BLIND_CEILING_FAMILIES
+
+    try:
+        family = resolve(config.env).family
+    except Exception:  # an unknown env is reported by the trainer, with its own message
+        return []
+    problems = []
+    if config.validation.blind_ceiling and family not in BLIND_CEILING_FAMILIES:
+        problems.append(
+            f"validation.blind_ceiling: envhub computes it for {', '.join(BLIND_CEILING_FAMILIES)} "
+            f"envs, not the {family} family; set it to false"
+        )
+    agents = config.rollout.agents
+    if agents is not None and ORCHESTRA_TYPES[agents.orchestra][1] != family:
+        plays = ORCHESTRA_TYPES[agents.orchestra][1]
+        problems.append(
+            f"rollout.agents: the {agents.orchestra} orchestra plays {plays} envs, not the {family} "
+            f"family (env {config.env!r})"
         )
     return problems
 

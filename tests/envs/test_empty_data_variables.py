@@ -20,6 +20,7 @@ import envhub
         ("TAU_DATA", "envhub/TauRetail-v0"),
         ("ENVHUB_SEARCH_DATA_DIR", "envhub/SearchQA-v0"),
         ("ENVHUB_UCR_DATA", "envhub/TimeSeries-v0"),
+        ("ENVHUB_MATH_DATA_DIR", "envhub/Math-v0"),
     ],
 )
 def test_an_empty_data_variable_falls_back_to_the_embedded_data(

@@ -1,4 +1,8 @@
-"""Dr. MAS in the trainer: the orchestra's rows train one shared model; the settings are checked at load."""
+"""Dr. MAS in the trainer: the orchestra's rows train one shared model; the settings are checked at load.
+
+The math orchestra's recipe (``trainers/drmas_math.yaml``) runs two iterations with a tiny model
+per agent.
+"""
 
 from __future__ import annotations
 
@@ -60,6 +64,10 @@ def test_one_model_plays_every_role_and_trains_on_one_row_per_call(
         ({"advantage.trajectory_score": "last", "advantage.per_trajectory": True}, "'first' or 'mean'"),
         # One agent per micro-batch gives ranks different numbers of FSDP2 passes (a hang).
         ({"model.strategy": "fsdp2"}, "model.strategy='fsdp2'"),
+        # An orchestra plays one env family: refused at load, not when the first job starts.
+        ({"env": "envhub/Math-v0"}, "search orchestra plays search envs, not the math family"),
+        ({"rollout.agents": {"orchestra": "math"}}, "math orchestra plays math envs, not the search family"),
+        ({"rollout.agents": {"orchestra": "search", "max_rounds": 2}}, "max_rounds"),
     ],
 )
 def test_multi_agent_settings_are_checked_when_the_recipe_loads(
@@ -80,3 +88,40 @@ def test_the_global_baseline_of_the_authors_loads(small_model_dir: Path, tmp_pat
         },
     )
     assert config.advantage == {"group_by_agent": False, "per_trajectory": True, "trajectory_score": "mean"}
+
+
+RECIPES = Path(__file__).resolve().parents[2] / "trainers"
+
+
+def test_the_math_recipe_trains_a_model_per_agent_on_one_row_per_call(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    from envhub.policy.tiny import build_tiny_model
+
+    verifier = build_tiny_model(tmp_path / "verifier-model", seed=1, hidden_size=64, vocab_size=512)
+    run = tmp_path / "run"
+    config = load_config(
+        RECIPES / "drmas_math.yaml",
+        {
+            "model.path": str(small_model_dir),
+            "agents.verifier.model.path": str(verifier),
+            "iterations": 2,
+            "rollout.group_size": 2,
+            "rollout.batch_tasks": 2,
+            "rollout.max_tokens": 8,
+            "output.run_dir": str(run),
+            "output.progress": False,
+        },
+    )
+    assert config.rollout.agents is not None and config.rollout.agents.max_rounds == 2
+    train(config)
+    calls = [s for f in group_files(run) for g in read_groups(f) for t in g.trajectories for s in t.steps]
+    # Random tiny models write no verdict block: every verifier call approves, one round each.
+    assert [s.agent_id for s in calls] == ["solver", "verifier"] * (len(calls) // 2)
+    assert all(s.env_step == 0 and s.response_token_ids for s in calls)
+    metrics = read_metrics(run)
+    assert [m["iteration"] for m in metrics] == [1, 2]
+    for m in metrics:
+        assert m["agent/verifier/rows"] == m["agent/shared/rows"] == m["rows/count"] / 2
+        assert m["agent/verifier/logprob_diff"] < 1e-4 and m["rollout/logprob_diff"] < 1e-4
+        assert "agent/solver/grad_norm" in m and "agent/verifier/grad_norm" in m

@@ -7,7 +7,8 @@ the orchestra and which policy plays each role (one shared model, or one per rol
 every role call becomes one Step row tagged with ``agent_id`` and ``env_step``, which
 ``envhub.algos`` groups by agent (``group_by_agent``).
 
-Orchestras: ``search`` (:class:`~envhub.rollout.orchestra.search.SearchOrchestra`).
+Orchestras: ``search`` (:class:`~envhub.rollout.orchestra.search.SearchOrchestra`) and ``math``
+(:class:`~envhub.rollout.orchestra.math.MathOrchestra`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from envhub.rollout.orchestra.base import (
     RoleCall,
     Turn,
 )
+from envhub.rollout.orchestra.math import MathOrchestra
 from envhub.rollout.orchestra.search import SearchOrchestra
 from envhub.rollout.orchestra.team import ORCHESTRA_TYPES, team_backend
 
@@ -29,6 +31,7 @@ __all__ = [
     "CallRole",
     "ExpandingJournal",
     "ExpandingWriter",
+    "MathOrchestra",
     "Orchestra",
     "OrchestraBackend",
     "RoleCall",

@@ -14,8 +14,9 @@ records one Step per member. An orchestra slots in without the engine knowing:
 
 A row per call carries ``agent_id`` (the role), ``env_step``, the role's prompt, response, token
 ids and logprobs, the role's projected action and validity; the env step's reward, end flags and
-env info sit on the step's last call (whose action the env executed), so a trajectory's return
-is the team's reward, and every row's ``info["team_reward"]`` is that return.
+env info sit on the step's last call (the search team's routed agent; the math team's last solver
+or verifier call), so a trajectory's return is the team's reward, and every row's
+``info["team_reward"]`` is that return.
 
 A group in flight at a crash of the rollout service is played again whole: the role calls of
 its unfinished steps live in this process only, so :class:`ExpandingJournal` records no steps.
@@ -28,10 +29,11 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Step
+from envhub.core.wire import OrchestraSpec
 from envhub.policy.base import Completion, PolicyBackend, Prompt, SamplingParams
 from envhub.rollout.queue.base import GroupWriter
 
@@ -114,6 +116,11 @@ class Orchestra(ABC):
 
     name: str = ""
     roles: tuple[str, ...] = ()
+
+    @classmethod
+    def from_spec(cls, spec: OrchestraSpec) -> Self:
+        """The orchestra a request's ``agents`` declares (its settings, e.g. ``max_rounds``)."""
+        return cls()
 
     @abstractmethod
     def parse(self, role: str, text: str) -> tuple[str, bool]:

@@ -9,12 +9,16 @@ from envhub.core.wire import OrchestraSpec
 from envhub.policy.base import PolicyBackend
 from envhub.rollout.jobs import build_backend
 from envhub.rollout.orchestra.base import Orchestra, OrchestraBackend
+from envhub.rollout.orchestra.math import MathOrchestra
 from envhub.rollout.orchestra.search import SearchOrchestra
 
 __all__ = ["ORCHESTRA_TYPES", "team_backend"]
 
 #: Each orchestra of :data:`envhub.core.wire.ORCHESTRAS`, and the env family it plays.
-ORCHESTRA_TYPES: Mapping[str, tuple[type[Orchestra], str]] = {"search": (SearchOrchestra, "search")}
+ORCHESTRA_TYPES: Mapping[str, tuple[type[Orchestra], str]] = {
+    "search": (SearchOrchestra, "search"),
+    "math": (MathOrchestra, "math"),
+}
 
 
 def team_backend(
@@ -73,4 +77,4 @@ def team_backend(
     if shared is not None:
         for role in spec.roles:
             backends.setdefault(role, shared)
-    return OrchestraBackend(kind(), backends, max_steps=max_steps, owned=list(own.values()))
+    return OrchestraBackend(kind.from_spec(spec), backends, max_steps=max_steps, owned=list(own.values()))

@@ -1,0 +1,1 @@
+"""Math: arithmetic word problems with integer answers; the final answer goes in ``\\boxed{}``."""

@@ -1180,7 +1180,7 @@ class Trainer:
                     out[f"agent/{policy.name}/tokens"] = float(stats.tokens)
                     if diffs[1]:
                         out[f"agent/{policy.name}/logprob_diff"] = diffs[0] / diffs[1]
-            if rows.has_rollout_logprobs:
+            if bool(rows.rows_with_logprobs().any()):
                 out["rollout/logprob_diff"] = diff / max(tokens, 1.0)
             if actor:
                 out.update(_combine_actor(actor))
@@ -1237,9 +1237,11 @@ class Trainer:
             out.update(mix_into_rows(rows, scores))
         out["time/old_logprobs_s"] = out.get("time/old_logprobs_s", 0.0) + time.perf_counter() - t
         gap = (0.0, 0.0)
-        if rows.has_rollout_logprobs:
-            diff = ((old - rows.rollout_logprobs).abs() * rows.response_mask).sum()
-            gap = (float(diff), float(rows.response_mask.sum()))
+        with_logprobs = rows.rows_with_logprobs()
+        if bool(with_logprobs.any()):  # over the rows that carry sampling logprobs
+            mask = rows.response_mask * with_logprobs[:, None]
+            diff = ((old - rows.rollout_logprobs).abs() * mask).sum()
+            gap = (float(diff), float(mask.sum()))
         t = time.perf_counter()
         ref = learner.reference_logprobs(rows)
         out["time/ref_s"] = out.get("time/ref_s", 0.0) + time.perf_counter() - t
@@ -1250,7 +1252,8 @@ class Trainer:
             out["time/coso_s"] = time.perf_counter() - t
         t = time.perf_counter()
         saved = learner.loss_config
-        if self._tis is not None and saved.tis_threshold is None and rows.has_rollout_logprobs:
+        # Rows without sampling logprobs keep weight 1 (Learner.update); the others are corrected.
+        if self._tis is not None and saved.tis_threshold is None and bool(with_logprobs.any()):
             learner.loss_config = saved.model_copy(update={"tis_threshold": self._tis})
         try:
             learner.set_progress(self.state.iteration, config.iterations)

@@ -127,6 +127,8 @@ class ErrorCode(StrEnum):
     MODEL_NOT_SERVED = "MODEL_NOT_SERVED"
     NOT_REGISTERED = "NOT_REGISTERED"
     URL_NOT_ALLOWED = "URL_NOT_ALLOWED"
+    # The trainer (envhub.train.lock): another live trainer holds the run label
+    RUN_LOCKED = "RUN_LOCKED"
 
 
 class EnvhubError(Exception):

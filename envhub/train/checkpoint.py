@@ -70,8 +70,10 @@ class TrainerState:
     policy_version: int
     schedule_position: int
     consumed_groups: int = 0
-    #: Uids of every group trained on: a group redelivered after a crash is recognised and
-    #: acknowledged without being used twice.
+    #: Uids of the groups trained on since the checkpoint before this one: a group redelivered
+    #: after a crash is recognised and acknowledged without being used twice. Only these can
+    #: come back (groups are acknowledged right after each checkpoint), so the list starts over
+    #: after each checkpoint and does not grow with the run.
     consumed_uids: list[str] = field(default_factory=list)
     #: The iteration whose validation reached ``validation.stop_at``: the run is over.
     stopped_at: int | None = None
@@ -88,9 +90,10 @@ class TrainerState:
     #: those within ``max_staleness`` of ``policy_version``: a resume uses their groups, and
     #: drops the groups of jobs not listed (a killed trainer's versions after this checkpoint).
     lineage_jobs: dict[str, int] = field(default_factory=dict)
-    #: Iteration -> the uids of the groups each rank trained on in it (index = rank): under
-    #: torchrun over Redis rank 0 alone reads the queue and scatters the groups, and this is the
-    #: record of that scatter (one list in one process).
+    #: Iteration -> the uids of the groups each rank trained on in it (index = rank), for the
+    #: iterations since the checkpoint before this one (the run's whole record is the union over
+    #: its checkpoints): under torchrun over Redis rank 0 alone reads the queue and scatters the
+    #: groups, and this is the record of that scatter (one list in one process).
     assignments: dict[int, list[list[str]]] = field(default_factory=dict)
 
 

@@ -661,8 +661,13 @@ class Learner:
         module = self.ddp_model or self.model
         module.train()
         tis = None
-        if cfg.tis_threshold is not None and rows.has_rollout_logprobs:
+        with_logprobs = rows.rows_with_logprobs()
+        if cfg.tis_threshold is not None and bool(with_logprobs.any()):
             tis = tis_weights(old_logprobs, rows.rollout_logprobs, cfg.tis_threshold)
+            # Per row: a row without sampling logprobs (an on-policy group from a backend that
+            # records none) has nothing to be corrected against and keeps weight 1; one such
+            # group must not switch the correction off for the rest of the batch.
+            tis = torch.where(with_logprobs[:, None], tis, torch.ones_like(tis))
         for _ in range(opt.ppo_epochs):
             for index in self._mini_batches(len(rows), mini_batches):
                 self._optimizer_step(

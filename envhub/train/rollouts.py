@@ -80,6 +80,8 @@ def check_ack_interval(
     A trainer on a durable (Redis) queue acks its groups only once a checkpoint records them
     as used, so between checkpoints it holds ``checkpoint_every x groups_per_iteration``
     deliveries (all of the run's when ``checkpoint_every`` is 0: a checkpoint at the end only).
+    Groups the staleness rule drops are not held: the trainer records them in its drop ledger
+    and acknowledges them at once (:mod:`envhub.train.drops`), however many a resume drains.
 
     Raises:
         ConfigurationError: that is more than ``max_unacked`` (``ENVHUB_QUEUE_MAX_UNACKED``).

@@ -44,6 +44,10 @@ class RowBatch:
             rows, :mod:`envhub.train.trajectory_rows`); filled by the trainer.
         policy_version: ``(rows,)`` version that sampled each row (-1 unknown).
         group_index: ``(rows,)`` which group each row came from (for data-parallel splits).
+        has_rollout_logprobs: every row carries its sampling logprobs.
+        logprob_rows: ``(rows,)`` bool, which rows carry them (truncated importance sampling
+            corrects those, and leaves the others at weight 1); None: every row when
+            ``has_rollout_logprobs``, else none (:meth:`rows_with_logprobs`).
     """
 
     input_ids: torch.Tensor
@@ -56,6 +60,7 @@ class RowBatch:
     policy_version: torch.Tensor
     group_index: torch.Tensor
     has_rollout_logprobs: bool
+    logprob_rows: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return int(self.input_ids.shape[0])
@@ -74,7 +79,14 @@ class RowBatch:
             policy_version=self.policy_version[idx],
             group_index=self.group_index[idx],
             has_rollout_logprobs=self.has_rollout_logprobs,
+            logprob_rows=self.logprob_rows[idx] if self.logprob_rows is not None else None,
         )
+
+    def rows_with_logprobs(self) -> torch.Tensor:
+        """``(rows,)`` bool: the rows that carry their sampling logprobs."""
+        if self.logprob_rows is not None:
+            return self.logprob_rows
+        return torch.full((len(self),), self.has_rollout_logprobs, dtype=torch.bool)
 
     @property
     def tokens(self) -> int:
@@ -168,7 +180,7 @@ def build_rows(
     rollout_lp = torch.zeros((n, width), dtype=torch.float32)
     versions = torch.full((n,), -1, dtype=torch.long)
     group_index = torch.zeros((n,), dtype=torch.long)
-    all_logprobs = True
+    with_logprobs = torch.zeros((n,), dtype=torch.bool)
     for r, (g, step) in enumerate(chosen):
         prompt = step.prompt_token_ids or []
         response = step.response_token_ids or []
@@ -181,8 +193,7 @@ def build_rows(
             resp_mask[r, :t] = 1.0
         if step.response_logprobs is not None and len(step.response_logprobs) == t:
             rollout_lp[r, :t] = torch.tensor(step.response_logprobs, dtype=torch.float32)
-        else:
-            all_logprobs = False
+            with_logprobs[r] = True
         versions[r] = -1 if step.policy_version is None else step.policy_version
         group_index[r] = g
     rows = RowBatch(
@@ -195,7 +206,8 @@ def build_rows(
         advantages=torch.zeros(n, dtype=torch.float32),
         policy_version=versions,
         group_index=group_index,
-        has_rollout_logprobs=all_logprobs,
+        has_rollout_logprobs=bool(with_logprobs.all()),
+        logprob_rows=with_logprobs,
     )
     return BuiltRows(
         rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact, truncated
@@ -293,7 +305,7 @@ def build_rows_from_columns(
     input_ids = np.full((n, length), pad_token_id, dtype=np.int64)
     resp_ids = np.full((n, width), pad_token_id, dtype=np.int64)
     rollout_lp = np.zeros((n, width), dtype=np.float32)
-    all_logprobs = True
+    with_logprobs = np.zeros((n,), dtype=bool)
     for r, (g, i) in enumerate(chosen):
         p, t = int(plens[r]), int(rlens[r])
         input_ids[r, :p] = prompts[r]
@@ -302,8 +314,7 @@ def build_rows_from_columns(
         logprobs: Any = groups[g].response_logprobs[i]
         if logprobs is not None and len(logprobs[r_cut]) == t:
             rollout_lp[r, :t] = logprobs[r_cut]
-        else:
-            all_logprobs = False
+            with_logprobs[r] = True
     attention = np.arange(length)[None, :] < (plens + rlens)[:, None]
     offsets = np.arange(width)
     resp_mask = offsets[None, :] < rlens[:, None]
@@ -319,7 +330,8 @@ def build_rows_from_columns(
         advantages=torch.zeros(n, dtype=torch.float32),
         policy_version=torch.from_numpy(versions),
         group_index=torch.as_tensor([g for g, _ in chosen], dtype=torch.long),
-        has_rollout_logprobs=all_logprobs,
+        has_rollout_logprobs=bool(with_logprobs.all()),
+        logprob_rows=torch.from_numpy(with_logprobs),
     )
     return BuiltRows(
         rows, steps, np.asarray(kept, dtype=np.int64), dropped_long, dropped_untok, inexact, truncated

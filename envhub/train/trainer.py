@@ -54,7 +54,7 @@ import numpy as np
 import torch
 
 from envhub.algos import compute_advantages, default_config
-from envhub.core.errors import ConfigurationError, UnauthorizedError
+from envhub.core.errors import ConfigurationError, EnvhubError, QueueError, UnauthorizedError
 from envhub.core.records import Group
 from envhub.core.wire import PolicyEndpoint
 from envhub.envs import resolve
@@ -82,8 +82,10 @@ from envhub.train.config import (
     TrainerCredentials,
 )
 from envhub.train.coso import CausalEntropy
+from envhub.train.drops import LEDGER_NAME, DropLedger, DroppedGroup
 from envhub.train.grounded import RowScores, expert_texts, mix_into_rows
 from envhub.train.learner import Learner, resolve_device
+from envhub.train.lock import RunLock, RunLockedError, run_lock_key
 from envhub.train.parallel import (
     all_gather_objects,
     all_reduce_floats,
@@ -453,6 +455,16 @@ class Trainer:
         self.coso = self._causal_entropy() if config.loss.entropy == "coso" else None
         if self._tis is None and config.max_staleness > 0 and config.loss.old_logprobs == "recompute":
             self._tis = 2.0  # stale rows are corrected by default (Agent Lightning / verl: 2)
+        #: Rank 0 on a durable queue: dropped groups are recorded here and acknowledged at once.
+        self._ledger: DropLedger | None = None
+        #: Drops the ledger holds that the resumed checkpoint does not count: (groups, lost), added
+        #: to the first iteration's counts.
+        self._replayed = (0, 0)
+        #: Uids the queue may hand back after a crash that must not be used: the resumed
+        #: checkpoint's own, and the drops on the ledger after it.
+        self._skip_uids: set[str] = set()
+        #: Rank 0 on a Redis queue: the run label's lock (one live trainer per label).
+        self._lock: RunLock | None = None
 
     @property
     def own_policies(self) -> dict[str, AgentPolicy]:
@@ -690,6 +702,10 @@ class Trainer:
             shuffle=self.learner.shuffle_generator if shared else None,
             agents=self._agent_parts() or None,
         )
+        # Its uids were used in iterations it counts: a crash before their acknowledgement hands
+        # them back, to be skipped. The next checkpoint records only its own interval's.
+        self._skip_uids |= set(self.state.consumed_uids)
+        self.state.consumed_uids, self.state.assignments = [], {}
 
     def _adopt_run_label(self) -> None:
         """The run keeps the queue label it began with (recorded in its checkpoints).
@@ -755,6 +771,70 @@ class Trainer:
         finally:
             await pool.aclose()
 
+    async def _take_lock(self) -> None:
+        """On a Redis queue, rank 0 takes the run label's lock (:mod:`envhub.train.lock`).
+
+        Collective under torchrun: every rank learns whether rank 0 got it, and fails with it
+        when not (none waits in a later collective for a rank 0 that stopped).
+
+        Raises:
+            RunLockedError: another live trainer runs on this label.
+            QueueError: Redis cannot be reached.
+        """
+        url = self.config.rollout.queue
+        if not url.startswith(("redis://", "rediss://")):
+            return  # an in-process queue is this process's own
+        failure: EnvhubError | None = None
+        if self.dist.main:
+            key = run_lock_key(self.config.rollout.queue_stream, self.run_label)
+            lock = RunLock(url, key, ttl_ms=QueueSettings().run_lock_ms, run=self.run_label)
+            try:
+                await asyncio.to_thread(lock.acquire)
+                self._lock = lock
+            except EnvhubError as exc:
+                lock.release()
+                failure = exc
+        if self.dist.world > 1:
+            sent = None if failure is None else (failure.code, failure.message, failure.detail)
+            got = (await self._gather(sent))[0]
+            if got is not None and failure is None:
+                code, message, detail = got
+                failure = (RunLockedError if code == RunLockedError.code else QueueError)(message, **detail)
+        if failure is not None:
+            raise failure
+
+    def _open_ledger(self) -> None:
+        """Rank 0 on a durable queue: the drop ledger (:mod:`envhub.train.drops`), and the drops
+        it holds that the checkpoint this run resumed from does not count."""
+        if not self.dist.main or self.config.rollout.queue == "memory":
+            return
+        ledger = DropLedger(self.run_dir / LEDGER_NAME)
+        if not self.config.output.resume:
+            ledger.clear()  # a fresh start: no checkpoint counted, nothing of an older run to add
+        later = ledger.since(self.state.iteration)
+        self._replayed = (len(later), sum(d.why == "lost" for d in later))
+        self._skip_uids |= {d.uid for d in later}
+        self._ledger = ledger
+
+    async def _settle_drops(self, queue: GroupQueue, drops: Sequence[tuple[Delivery, str]]) -> None:
+        """Record dropped groups in the ledger (fsynced) and acknowledge them at once.
+
+        Never held until the next checkpoint: a resume draining a large backlog would pass the
+        queue's ``max_unacked``. The ledger keeps each counted once across a crash.
+        """
+        if not drops:
+            return
+        if self._ledger is not None:
+            iteration = self.state.iteration + 1  # the batch being gathered
+            records = [DroppedGroup(d.uid, why, iteration) for d, why in drops]
+            await asyncio.to_thread(self._ledger.record, records)
+        await queue.ack([d for d, _ in drops])
+
+    def _drop_counts(self, dropped: Sequence[tuple[Delivery, str]]) -> tuple[int, int]:
+        """This iteration's dropped groups and lost ones, with what the ledger replayed on resume."""
+        (count, lost), self._replayed = self._replayed, (0, 0)
+        return count + len(dropped), lost + sum(why == "lost" for _, why in dropped)
+
     # -- the loop ------------------------------------------------------------------------------
 
     async def run(self) -> TrainResult:
@@ -765,6 +845,18 @@ class Trainer:
         result = TrainResult(run_dir=self.run_dir, policy_version=self.state.policy_version)
         if self.state.iteration >= config.iterations or self.state.stopped_at is not None:
             return result
+        await self._take_lock()
+        try:
+            self._open_ledger()
+            return await self._run(result)
+        finally:
+            if self._lock is not None:
+                await asyncio.to_thread(self._lock.release)
+                self._lock = None
+
+    async def _run(self, result: TrainResult) -> TrainResult:
+        """:meth:`run` once the run is this process's (its lock taken, its drop ledger read)."""
+        config = self.config
         await self._check_weight_sync()
         schedule = TaskSchedule(
             await self._training_task_ids(),
@@ -881,23 +973,23 @@ class Trainer:
                     )
                 else:
                     deliveries, dropped = await self._take(queue, batch, failures, source, replace)
-                    read = [*deliveries, *(d for d, _ in dropped)]
+                    read = list(deliveries)
                 by_rank = await self._gather([d.uid for d in deliveries])
                 rollout_s = time.perf_counter() - t0
-                # Dropped groups are acknowledged as used ones are: a durable queue's at the next
-                # checkpoint (a crash before it redelivers them, to be judged again and counted once).
-                # Under torchrun over Redis only rank 0 reads, so only rank 0 acknowledges.
+                # Used groups are acknowledged at the next checkpoint (dropped ones were already,
+                # after the drop ledger recorded them: ``_settle_drops``). Under torchrun over
+                # Redis only rank 0 reads, so only rank 0 acknowledges.
                 unacked.extend(read)
                 seen, foreign_seen = foreign_seen, _foreign(queue)
-                lost = sum(why == "lost" for _, why in dropped)
-                counts = [float(len(dropped)), float(lost), float(foreign_seen - seen)]
+                n_dropped, lost = self._drop_counts(dropped)
+                counts = [float(n_dropped), float(lost), float(foreign_seen - seen)]
                 if self.dist.world > 1:  # the run's totals: every rank's, the same on every rank
                     counts = all_reduce_floats(counts)
                 self.state.dropped_groups += int(counts[0])
                 self.state.dropped_lost += int(counts[1])
                 self.state.foreign_groups += int(counts[2])
                 metrics = await self._train_on(deliveries)
-                metrics["staleness/dropped_now"] = float(len(dropped))  # this rank's (summed over ranks)
+                metrics["staleness/dropped_now"] = float(n_dropped)  # this rank's (summed over ranks)
                 self.state.iteration += 1
                 if config.output.save_groups:  # the viewer reads records: decode them (once) here
                     groups = await asyncio.to_thread(_records, deliveries)
@@ -975,15 +1067,17 @@ class Trainer:
 
         Waits while rollouts run and fails with them. A group used before (a redelivery after a
         crash) is acknowledged and skipped. Every other group is judged by :meth:`_verdict`; a
-        dropped one comes back second with the reason (the caller counts and acknowledges it),
-        and when this process admitted it, ``replace`` admits another in its place.
+        dropped one is recorded and acknowledged at once (:meth:`_settle_drops`) and comes back
+        second with the reason (the caller counts it), and when this process admitted it,
+        ``replace`` admits another in its place.
         """
         got: list[Delivery] = []
         dropped: list[tuple[Delivery, str]] = []
-        used = set(self.state.consumed_uids)
+        used = set(self.state.consumed_uids) | self._skip_uids
         while len(got) < count:
             if failures:
                 raise failures[0]
+            before = len(dropped)
             for d in await queue.get(count - len(got), timeout_s=0.2):
                 if d.uid in used:  # trained on before a crash: acknowledge, never reuse
                     await queue.ack([d])
@@ -997,6 +1091,7 @@ class Trainer:
                 await source.settle()
                 if _provenance(d)[1] in source.jobs:  # this process admitted it: play one more
                     await replace(1)
+            await self._settle_drops(queue, dropped[before:])
         return got, dropped
 
     async def _gather(self, value: Any) -> list[Any]:
@@ -1030,11 +1125,11 @@ class Trainer:
 
         Returns:
             This rank's groups; the dropped ones with the reason (rank 0: all of them, others
-            none); and what this rank read and must acknowledge at the checkpoint (rank 0: every
-            rank's groups and the dropped ones; others: nothing).
+            none; already recorded and acknowledged); and what this rank read and must
+            acknowledge at the checkpoint (rank 0: every rank's groups; others: nothing).
         """
         world, main = self.dist.world, self.dist.main
-        used = set(self.state.consumed_uids)
+        used = set(self.state.consumed_uids) | self._skip_uids
         room = [count] * world
         mine: list[Delivery] = []
         dropped: list[tuple[Delivery, str]] = []
@@ -1063,23 +1158,25 @@ class Trainer:
                 jobs = {job: v for report in reports for job, v in report["jobs"].items()}
                 plan = [{"take": [], "replace": 0} for _ in range(world)]
                 waiting: list[Delivery] = []
+                before = len(dropped)
                 for d in pending:
                     why = await self._verdict(d, source, jobs)
                     if why == "lost" and d.uid not in deferred:
                         deferred.add(d.uid)
                         waiting.append(d)
                         continue
-                    read.append(d)
                     producer = owner.get(_provenance(d)[1] or "")
                     if why is not None:
                         dropped.append((d, why))
                         if producer is not None:
                             plan[producer]["replace"] += 1
                         continue
+                    read.append(d)
                     rank = producer if producer is not None and room[producer] else room.index(max(room))
                     room[rank] -= 1
                     plan[rank]["take"].append(d)
                 pending = waiting
+                await self._settle_drops(queue, dropped[before:])
                 mine.extend(plan[0]["take"])  # rank 0 keeps its own (nothing to send itself)
                 for part in plan:
                     part["done"] = not any(room)
@@ -1180,7 +1277,7 @@ class Trainer:
                     out[f"agent/{policy.name}/tokens"] = float(stats.tokens)
                     if diffs[1]:
                         out[f"agent/{policy.name}/logprob_diff"] = diffs[0] / diffs[1]
-            if rows.has_rollout_logprobs:
+            if bool(rows.rows_with_logprobs().any()):
                 out["rollout/logprob_diff"] = diff / max(tokens, 1.0)
             if actor:
                 out.update(_combine_actor(actor))
@@ -1237,9 +1334,11 @@ class Trainer:
             out.update(mix_into_rows(rows, scores))
         out["time/old_logprobs_s"] = out.get("time/old_logprobs_s", 0.0) + time.perf_counter() - t
         gap = (0.0, 0.0)
-        if rows.has_rollout_logprobs:
-            diff = ((old - rows.rollout_logprobs).abs() * rows.response_mask).sum()
-            gap = (float(diff), float(rows.response_mask.sum()))
+        with_logprobs = rows.rows_with_logprobs()
+        if bool(with_logprobs.any()):  # over the rows that carry sampling logprobs
+            mask = rows.response_mask * with_logprobs[:, None]
+            diff = ((old - rows.rollout_logprobs).abs() * mask).sum()
+            gap = (float(diff), float(mask.sum()))
         t = time.perf_counter()
         ref = learner.reference_logprobs(rows)
         out["time/ref_s"] = out.get("time/ref_s", 0.0) + time.perf_counter() - t
@@ -1250,7 +1349,8 @@ class Trainer:
             out["time/coso_s"] = time.perf_counter() - t
         t = time.perf_counter()
         saved = learner.loss_config
-        if self._tis is not None and saved.tis_threshold is None and rows.has_rollout_logprobs:
+        # Rows without sampling logprobs keep weight 1 (Learner.update); the others are corrected.
+        if self._tis is not None and saved.tis_threshold is None and bool(with_logprobs.any()):
             learner.loss_config = saved.model_copy(update={"tis_threshold": self._tis})
         try:
             learner.set_progress(self.state.iteration, config.iterations)
@@ -1397,6 +1497,32 @@ class Trainer:
         return unsharded_copy(self.model, keep=keep)
 
     def _checkpoint(self) -> None:
+        """Write a checkpoint (:meth:`_write_checkpoint`), then forget what only it needed.
+
+        The caller acknowledges the interval's groups right after, so a group can come back
+        from the queue (a crash before that acknowledgement) only if this checkpoint used it:
+        ``consumed_uids`` and ``assignments`` start over after each checkpoint, and each
+        checkpoint records the iterations since the one before it (bounded by the interval, not
+        the run). The drop ledger forgets the drops this checkpoint counts.
+
+        Raises:
+            RunLockedError: this trainer lost its run lock (it froze past the lock's TTL and
+                another trainer may have taken the run over): no checkpoint, no acknowledgement.
+        """
+        if self._lock is not None and self._lock.lost:
+            raise RunLockedError(
+                f"This trainer lost its lock on run label {self.run_label!r} (it did not renew it for "
+                f"longer than its TTL, ENVHUB_QUEUE_RUN_LOCK_MS), so another trainer may be running on "
+                "the label; it stops without writing a checkpoint. Resume it once no other trainer runs.",
+                run=self.run_label,
+            )
+        self._write_checkpoint()
+        if self._ledger is not None:
+            self._ledger.prune(self.state.iteration)
+        self.state.consumed_uids = []
+        self.state.assignments = {}
+
+    def _write_checkpoint(self) -> None:
         """Write a checkpoint from rank 0; under FSDP2 every rank first joins the gathers.
 
         The weights are a full Hugging Face directory and the optimizer state is keyed by

@@ -35,6 +35,7 @@ def _command(model: Path, run: Path, stream: str) -> list[str]:
         "--group-size", "2", "--batch-tasks", "2", "--queue", REDIS, "--no-progress",
         "--set", f"rollout.queue_stream={stream}", "--set", "output.checkpoint_every=1",
         "--set", "rollout.max_steps=2", "--set", "rollout.max_tokens=6", "--set", "max_staleness=1",
+        "--set", "output.keep_checkpoints=10",
     ]  # fmt: skip
 
 
@@ -70,9 +71,14 @@ def test_a_killed_trainer_resumes_without_losing_or_reusing_groups(
         rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
         # The second run started at the killed run's last checkpoint: no iteration after it ran twice...
         assert sorted({r["iteration"] for r in rows}) == [1, 2, 3, 4, 5, 6]
-        final = torch.load(run / "checkpoints" / "iter_6" / "trainer_state.pt", weights_only=False)["state"]
+        # Each checkpoint lists the uids used since the one before it (every one is kept here).
+        states = [
+            torch.load(run / "checkpoints" / f"iter_{i}" / "trainer_state.pt", weights_only=False)["state"]
+            for i in range(1, 7)
+        ]
+        final = states[-1]
         assert final["policy_version"] == 6
-        used = final["consumed_uids"]
+        used = [uid for state in states for uid in state["consumed_uids"]]
         assert len(used) == len(set(used)) == 6 * 2  # ...no group was used twice...
         info = client.xinfo_stream(stream)
         # ...and none was lost: every group ever published was used, dropped by the staleness

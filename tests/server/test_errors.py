@@ -128,6 +128,7 @@ def test_every_error_class_code_is_in_the_enum() -> None:
         "envhub.rollout.jobs",
         "envhub.rollout.service",
         "envhub.train.rollouts",
+        "envhub.train.lock",
         "envhub.eval",
         "envhub.view",
     ):

@@ -176,6 +176,35 @@ def test_tis_weights_scale_stale_rows(small_model_dir: Path, sampled_groups: lis
     assert not torch.allclose(out[0], out[1], atol=1e-3 * float(out[0].abs().max()))
 
 
+def _without_logprobs(group: Group) -> Group:
+    """``group`` as a backend that records no sampling logprobs would publish it."""
+    trajectories = [
+        t.model_copy(update={"steps": [s.model_copy(update={"response_logprobs": None}) for s in t.steps]})
+        for t in group.trajectories
+    ]
+    return group.model_copy(update={"trajectories": trajectories})
+
+
+def test_tis_corrects_each_row_with_logprobs_beside_an_on_policy_group_without_them(
+    small_model_dir: Path, sampled_groups: list[Group]
+) -> None:
+    # The last group has no sampling logprobs (on policy: nothing to correct it against); the
+    # first row carries logprobs of a much older policy. Its correction must not be switched off
+    # by the other group: its tokens get the capped weight 2, the rows without logprobs 1.
+    groups = [*sampled_groups[:-1], _without_logprobs(sampled_groups[-1])]
+    rows = _rows(groups)
+    assert not rows.has_rollout_logprobs and int(rows.group_index[0]) == 0
+    rows.rollout_logprobs[0] -= 5.0 * rows.response_mask[0]
+    learner = _learner(_model(small_model_dir), small_model_dir, tis_threshold=2.0)
+    stats = learner.update(rows, learner.logprobs(rows))
+    # First pass, ratio 1 and advantage 1: the token-mean loss is minus the mean TIS weight.
+    weights = torch.ones_like(rows.response_mask)
+    weights[0] = 2.0
+    mask = rows.response_mask
+    expected = -float((weights * mask).sum() / mask.sum())
+    assert stats.pg_loss == pytest.approx(expected, abs=1e-3)
+
+
 def _trajectory_learner(path: Path, chunk_tokens: int) -> tuple[Any, Learner]:
     model = _model(path)
     learner = Learner(

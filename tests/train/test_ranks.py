@@ -3,7 +3,8 @@
 Real ``envhub-train`` processes under ``torch.distributed.run`` (gloo on the CPU, the small tiny
 model), the real Redis on 127.0.0.1:6379 and streams of the tests' own. What each rank trained on
 is read from the run's checkpoints (``trainer_state.pt``: ``assignments``, iteration -> the uids
-each rank used) and its rollout records (``rollouts/iter_<k:06d>[.r<rank>].jsonl``), never from a set
+each rank used, each checkpoint for the iterations since the one before it; the tests keep every
+checkpoint) and its rollout records (``rollouts/iter_<k:06d>[.r<rank>].jsonl``), never from a set
 the trainer keeps in memory; what is left on the stream from the raw stream (XPENDING).
 """
 
@@ -111,18 +112,32 @@ def _state(checkpoint: Path) -> dict[str, Any]:
     return state
 
 
+def _history(run: Path, upto: int | None = None) -> tuple[dict[int, list[list[str]]], list[str]]:
+    """The run's ``assignments`` and ``consumed_uids`` over its checkpoints (up to ``upto``), oldest
+    first: each checkpoint records the iterations since the one before it."""
+    paths = sorted((run / "checkpoints").glob("iter_*"), key=lambda p: int(p.name[5:]))
+    assignments: dict[int, list[list[str]]] = {}
+    consumed: list[str] = []
+    for path in paths:
+        if (path / "trainer_state.pt").is_file() and (upto is None or int(path.name[5:]) <= upto):
+            state = _state(path)
+            assignments.update(state["assignments"])
+            consumed.extend(state["consumed_uids"])
+    return assignments, consumed
+
+
 def _records(run: Path, iteration: int, rank: int) -> list[dict[str, Any]]:
     name = f"iter_{iteration:06d}" + (f".r{rank}" if rank else "") + ".jsonl"
     return [json.loads(line) for line in (run / "rollouts" / name).read_text().splitlines()]
 
 
 def _check_assignments(run: Path, iterations: int, world: int = 2, per_rank: int = 2) -> list[str]:
-    """Every iteration's uids by rank from the final checkpoint, checked against the records."""
+    """Every iteration's uids by rank from the checkpoints, checked against the records."""
     final = latest_checkpoint(run)
     assert final is not None and final.name == f"iter_{iterations}"
     records = [g["uid"] for i in range(1, iterations + 1) for r in range(world) for g in _records(run, i, r)]
     assert Counter(records).most_common(1)[0][1] == 1  # the ranks' own records: no group twice
-    assignments: dict[int, list[list[str]]] = _state(final)["assignments"]
+    assignments, _ = _history(run)
     assert sorted(assignments) == list(range(1, iterations + 1))
     used: list[str] = []
     for iteration in range(1, iterations + 1):
@@ -173,7 +188,7 @@ def test_a_killed_two_rank_trainer_uses_every_group_once_across_ranks_after_a_re
     group = f"trainers:{run_label(run)}"
     assert client.xpending(stream, group)["pending"] > 0  # the killed run's unacknowledged groups
     backlog = _entries(client, stream)  # final: the killed ranks publish nothing more
-    trained = set(_state(latest_checkpoint(run))["consumed_uids"])  # type: ignore[arg-type]
+    trained = set(_history(run, saved)[1])
     lost = {h["uid"] for _, h in backlog if int(h["policy_version"]) > saved}
     # Both ranks' groups of the checkpoint's weights or older, which the resume may still use.
     kept = [h for _, h in backlog if int(h["policy_version"]) <= saved and h["uid"] not in trained]
@@ -183,8 +198,8 @@ def test_a_killed_two_rank_trainer_uses_every_group_once_across_ranks_after_a_re
 
     used = _check_assignments(run, 8)
     assert len(used) == 8 * 4
-    # The checkpoint's own list of used uids is the same groups, each once.
-    assert Counter(_state(latest_checkpoint(run))["consumed_uids"]) == Counter(used)  # type: ignore[arg-type]
+    # The checkpoints' own lists of used uids are the same groups, each once.
+    assert Counter(_history(run)[1]) == Counter(used)
     # Nothing is left pending on the raw stream: every group read was acknowledged.
     assert client.xpending(stream, group)["pending"] == 0
     # Every entry the run's consumer group was handed is accounted for once: trained on (by one

@@ -77,3 +77,12 @@ def test_real_groups_give_one_row_per_step(sampled_groups: list[Group]) -> None:
     ]
     assert lengths.tolist() == [float(n) for n in expected]
     assert torch.equal(built.rows.group_index.unique(), torch.arange(len(sampled_groups)))
+
+
+def test_each_row_says_whether_it_carries_its_sampling_logprobs() -> None:
+    with_lp = _step("g", "g-0", 0, [5], [8, 9])
+    without = _step("g", "g-0", 1, [5], [4]).model_copy(update={"response_logprobs": None})
+    rows = build_rows([_group([with_lp, without])], pad_token_id=0).rows
+    assert rows.rows_with_logprobs().tolist() == [True, False]
+    assert not rows.has_rollout_logprobs
+    assert rows.select([1, 0]).rows_with_logprobs().tolist() == [False, True]

@@ -345,3 +345,92 @@ def test_a_killed_trainers_backlog_drains_by_the_same_rule_after_a_resume(
     assert after["dropped_lost"] - before["dropped_lost"] == len(lost)
     assert result.iterations[-1].metrics["staleness/dropped"] == after["dropped_groups"]
     client.close()
+
+
+def _cli_resume(run: Path, iterations: int) -> list[str]:
+    """``envhub-train`` resuming ``run`` with the config it wrote (to ``iterations``)."""
+    return [
+        sys.executable, "-m", "envhub.train.cli", "--config", str(run / "config.json"),
+        "--iterations", str(iterations), "--no-progress",
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_backlog_bigger_than_max_unacked_drains_on_resume_and_each_drop_is_counted_once(
+    small_model_dir: Path, tmp_path: Path, stream: str, sampled_groups: list[Any]
+) -> None:
+    import asyncio
+
+    from envhub.rollout.queue.redis import RedisQueue
+    from envhub.rollout.queue.settings import run_group
+    from envhub.train.drops import LEDGER_NAME, DropLedger
+
+    run = tmp_path / "run"
+    train(_searchqa(small_model_dir, run, stream, iterations=1))  # a checkpoint at version 1
+    label = run_label(run)
+    before = _state(run)
+    # A backlog of the run's own label sampled by weights it never had (a job no checkpoint
+    # lists): every group is dropped as lost, far more of them than the queue lets the trainer
+    # hold unacknowledged.
+    planted = [f"planted-{i}" for i in range(300)]
+
+    async def plant() -> None:
+        queue = RedisQueue(REDIS, stream=stream, group=run_group(label), run=label, max_lag=10_000)
+        try:
+            for i, uid in enumerate(planted):
+                group = sampled_groups[i % len(sampled_groups)]
+                await queue.put(
+                    group.model_copy(update={"uid": uid, "job_id": "gone-v1", "policy_version": 1})
+                )
+        finally:
+            await queue.aclose()
+
+    asyncio.run(plant())
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "ENVHUB_QUEUE_MAX_UNACKED": "6"}
+    ledger = run / LEDGER_NAME
+    # Resume, and SIGKILL it in the middle of the drain: once some drops are recorded (and
+    # acknowledged), before the checkpoint that counts them.
+    log = (tmp_path / "first.log").open("w")
+    first = subprocess.Popen(_cli_resume(run, 3), env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 180
+    try:
+        while first.poll() is None and time.monotonic() < deadline:
+            if ledger.is_file() and ledger.stat().st_size:
+                break
+            time.sleep(0.005)
+        ended = (tmp_path / "first.log").read_text()[-3000:]
+        assert first.poll() is None, f"the resume ended before it could be killed:\n{ended}"
+        first.send_signal(signal.SIGKILL)
+    finally:
+        first.kill()
+        first.wait()
+        log.close()
+    # Killed with drops recorded (and acknowledged) that its last checkpoint does not count.
+    killed_at = _state(run)["iteration"]
+    on_record = DropLedger(ledger).since(killed_at)
+    assert on_record
+
+    second = subprocess.run(
+        _cli_resume(run, 3), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+
+    client = redis.Redis.from_url(REDIS)
+    group = run_group(label)
+    info = _group_info(client, stream)[group]
+    assert info["pending"] == 0  # everything delivered was acknowledged
+    entries = _entries(client, stream)
+    last = info["last-delivered-id"].decode()
+    delivered = [h["uid"] for entry_id, h in entries if _before(entry_id, last)]
+    assert set(planted) <= set(delivered)  # the whole backlog drained
+    used = [g["uid"] for groups in _used(run).values() for g in groups]
+    assert not set(planted) & set(used)
+    after = _state(run)
+    assert after["iteration"] == 3
+    # Counted once: every group the run's consumer group was handed is either in an update (the
+    # records of iterations 1-3 as finally trained) or counted as dropped, and none twice.
+    assert len(delivered) == len(set(delivered)) == len(used) + after["dropped_groups"]
+    assert after["dropped_lost"] - before["dropped_lost"] >= len(planted)
+    print(f"killed with {len(on_record)} drops on record past checkpoint {killed_at}; "
+          f"delivered {len(delivered)}, used {len(used)}, dropped {after['dropped_groups']}")  # fmt: skip
+    client.close()

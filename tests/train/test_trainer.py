@@ -332,3 +332,41 @@ def test_per_step_estimators_train_in_trajectory_mode(
     [it] = result.iterations
     assert it.metrics["rows/count"] == 4 + it.metrics["rows/segments"]
     assert it.metrics["actor/tokens"] == it.metrics["rows/model_tokens"] > 0
+
+
+def test_the_checkpointed_state_holds_one_interval_of_uids_not_the_whole_run(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    # A group can come back from the queue only if it was unacknowledged at a crash, that is,
+    # used since the last checkpoint (the groups are acknowledged right after it): each
+    # checkpoint keeps the uids and per-rank assignments of its own interval, so the state does
+    # not grow with the run.
+    import torch
+
+    run = tmp_path / "run"
+    every, iterations, batch = 2, 6, 2
+    over = {
+        "output.checkpoint_every": every,
+        "output.keep_checkpoints": 10,
+        "algo": "grpo",
+        "max_staleness": 0,
+    }
+    train(_config(small_model_dir, run, iterations=4, **over))
+    train(_config(small_model_dir, run, iterations=iterations, **over))  # a resume from iteration 4
+    records = {
+        i: [
+            json.loads(line)["uid"]
+            for line in (run / "rollouts" / f"iter_{i:06d}.jsonl").read_text().splitlines()
+        ]
+        for i in range(1, iterations + 1)
+    }
+    for end in range(every, iterations + 1, every):
+        state = torch.load(run / "checkpoints" / f"iter_{end}" / "trainer_state.pt", weights_only=False)[
+            "state"
+        ]
+        interval = range(end - every + 1, end + 1)
+        assert sorted(state["assignments"]) == list(interval), end
+        assert state["assignments"] == {i: [records[i]] for i in interval}
+        assert state["consumed_uids"] == [uid for i in interval for uid in records[i]]
+        assert len(state["consumed_uids"]) == every * batch
+        assert state["consumed_groups"] == end * batch  # the run's count goes on

@@ -10,7 +10,14 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["DEFAULT_LEASE_MS", "DEFAULT_MAX_LAG", "DEFAULT_MAX_UNACKED", "QueueSettings", "run_group"]
+__all__ = [
+    "DEFAULT_LEASE_MS",
+    "DEFAULT_MAX_LAG",
+    "DEFAULT_MAX_UNACKED",
+    "DEFAULT_RUN_LOCK_MS",
+    "QueueSettings",
+    "run_group",
+]
 
 #: ``put`` waits while this many groups are published but not yet delivered to the consumers.
 DEFAULT_MAX_LAG = 1024
@@ -18,6 +25,8 @@ DEFAULT_MAX_LAG = 1024
 DEFAULT_MAX_UNACKED = 4096
 #: A holder's lease on a delivered group; renewed every third of it while the holder lives.
 DEFAULT_LEASE_MS = 30_000
+#: The TTL of a trainer's run lock (``envhub.train.lock``); its holder renews it every third.
+DEFAULT_RUN_LOCK_MS = 30_000
 
 
 def run_group(run: str) -> str:
@@ -31,7 +40,7 @@ def run_group(run: str) -> str:
 
 
 class QueueSettings(BaseSettings):
-    """Bounds and leases of the finished-group queue; every field is also ``ENVHUB_QUEUE_<NAME>``."""
+    """Bounds, leases and the trainer's run lock; every field is also ``ENVHUB_QUEUE_<NAME>``."""
 
     model_config = SettingsConfigDict(env_prefix="ENVHUB_QUEUE_", extra="ignore")
 
@@ -52,4 +61,11 @@ class QueueSettings(BaseSettings):
         ge=100,
         description="A holder's lease on a delivered group; a dead holder's groups go to another "
         "consumer once it lapsed. Live holders renew it in the background.",
+    )
+    run_lock_ms: int = Field(
+        default=DEFAULT_RUN_LOCK_MS,
+        ge=1000,
+        description="The TTL of a trainer's lock on its run label (one live trainer per label); the "
+        "holder renews it every third. A holder on another host that died frees it after this long; "
+        "one on the same host, at once.",
     )

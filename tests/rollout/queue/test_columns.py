@@ -64,6 +64,7 @@ def test_columnar_rows_equal_the_rows_of_the_decoded_records(
     for name in _TENSORS:
         assert torch.equal(getattr(slow.rows, name), getattr(fast.rows, name)), name
     assert slow.rows.has_rollout_logprobs == fast.rows.has_rollout_logprobs
+    assert torch.equal(slow.rows.rows_with_logprobs(), fast.rows.rows_with_logprobs())
     assert (slow.kept == fast.kept).all()
     assert (slow.dropped_long, slow.dropped_untokenized, slow.inexact) == (
         fast.dropped_long,

@@ -1,0 +1,39 @@
+"""The drop ledger: dropped groups on disk before their ack, each counted once after a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from envhub.train.drops import DropLedger, DroppedGroup
+
+
+def test_a_resume_adds_only_the_drops_its_checkpoint_does_not_count(tmp_path: Path) -> None:
+    ledger = DropLedger(tmp_path / "dropped_groups.jsonl")
+    ledger.record([DroppedGroup("a", "stale", 3), DroppedGroup("b", "lost", 3)])
+    ledger.record([DroppedGroup("c", "lost", 4)])
+    # A checkpoint of iteration 3 counts a and b; one of iteration 2 counts none of them.
+    assert [d.uid for d in ledger.since(3)] == ["c"]
+    assert [d.uid for d in ledger.since(2)] == ["a", "b", "c"]
+    assert DropLedger(ledger.path).since(2) == ledger.since(2)  # on disk, not in memory
+
+
+def test_prune_forgets_what_a_checkpoint_counts(tmp_path: Path) -> None:
+    ledger = DropLedger(tmp_path / "dropped_groups.jsonl")
+    ledger.record([DroppedGroup("a", "stale", 3), DroppedGroup("c", "lost", 4)])
+    ledger.prune(3)
+    assert ledger.read() == [DroppedGroup("c", "lost", 4)]
+    ledger.prune(4)
+    assert ledger.read() == [] and ledger.path.read_text() == ""
+    ledger.clear()
+    assert not ledger.path.exists() and ledger.since(0) == []
+
+
+def test_a_uid_recorded_twice_counts_once_and_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    ledger = DropLedger(tmp_path / "dropped_groups.jsonl")
+    # Recorded, not yet acknowledged, when the trainer died; redelivered and recorded again
+    # by a process that did not skip it: still one drop.
+    ledger.record([DroppedGroup("a", "lost", 2)])
+    ledger.record([DroppedGroup("a", "lost", 2)])
+    with ledger.path.open("a") as f:
+        f.write('{"uid":"b","why":"lo')  # killed mid-write: that group was never acknowledged
+    assert ledger.since(1) == [DroppedGroup("a", "lost", 2)]

@@ -19,6 +19,11 @@ lock does better is SIGKILL, and the lock recovers that too:
   is alive, and the start fails;
 * the holder is alive on this host: the start fails at once.
 
+The run directory has a lock of its own, for every queue (the in-process one included): rank 0
+holds an exclusive ``flock`` on ``<run dir>/.trainer.lock`` (:class:`RunDirLock`) while it
+runs, so two trainers never write one directory's checkpoints, metrics and drop ledger. The
+kernel drops it when its holder dies, SIGKILL included, so a resume is never blocked by it.
+
 A refused start raises :class:`RunLockedError` (code ``RUN_LOCKED``; ``envhub-train`` prints it
 on one line and exits 2). A holder that stops renewing for longer than the TTL (a process
 frozen past it) loses the lock, and :attr:`RunLock.lost` says so: the trainer then stops before
@@ -28,6 +33,7 @@ its next checkpoint and acknowledgement.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import socket
@@ -44,7 +50,7 @@ from envhub.core.errors import EnvhubError, QueueError
 from envhub.rollout.queue.redis import mask_url
 from envhub.rollout.queue.settings import DEFAULT_RUN_LOCK_MS, run_group
 
-__all__ = ["RunLock", "RunLockedError", "run_lock_key"]
+__all__ = ["RunDirLock", "RunLock", "RunLockedError", "run_lock_key"]
 
 # Renew (or release, with ARGV[2] = 0) the lock only while this holder's value is in it.
 _RENEW_SCRIPT = """
@@ -118,6 +124,58 @@ def _gone(holder: dict[str, Any]) -> bool:
 def _describe(holder: dict[str, Any]) -> str:
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(holder.get("since", 0))))
     return f"pid {holder.get('pid')} on host {holder.get('host')}, since {since}"
+
+
+class RunDirLock:
+    """An exclusive ``flock`` on ``<run_dir>/.trainer.lock``: one live trainer per run directory.
+
+    The file holds the holder's identity (for the refusal's message); the lock is the open file
+    description's, so it goes with the process, however it ends.
+    """
+
+    NAME = ".trainer.lock"
+
+    def __init__(self, run_dir: str | os.PathLike[str]) -> None:
+        self.path = Path(run_dir) / self.NAME
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock, or fail at once.
+
+        Raises:
+            RunLockedError: another live process holds it.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = self._holder(fd)
+            os.close(fd)
+            where = str(self.path.parent)
+            raise RunLockedError(
+                f"Another trainer is running in run directory {where!r} ({_describe(holder)}); "
+                "wait for it to end (or stop it), or give this run another --run-dir.",
+                run_dir=str(self.path.parent),
+                holder=holder,
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(_identity(), sort_keys=True).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Unlock (idempotent); the file stays, empty of meaning once unlocked."""
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor releases the flock
+            self._fd = None
+
+    @staticmethod
+    def _holder(fd: int) -> dict[str, Any]:
+        with contextlib.suppress(OSError, ValueError):
+            found = json.loads(os.pread(fd, 4096, 0) or b"{}")
+            if isinstance(found, dict):
+                return found
+        return {}
 
 
 class RunLock:

@@ -85,7 +85,7 @@ from envhub.train.coso import CausalEntropy
 from envhub.train.drops import LEDGER_NAME, DropLedger, DroppedGroup
 from envhub.train.grounded import RowScores, expert_texts, mix_into_rows
 from envhub.train.learner import Learner, resolve_device
-from envhub.train.lock import RunLock, RunLockedError, run_lock_key
+from envhub.train.lock import RunDirLock, RunLock, RunLockedError, run_lock_key
 from envhub.train.parallel import (
     all_gather_objects,
     all_reduce_floats,
@@ -465,6 +465,8 @@ class Trainer:
         self._skip_uids: set[str] = set()
         #: Rank 0 on a Redis queue: the run label's lock (one live trainer per label).
         self._lock: RunLock | None = None
+        #: Rank 0: the run directory's lock (one live trainer per directory, any queue).
+        self._dir_lock: RunDirLock | None = None
 
     @property
     def own_policies(self) -> dict[str, AgentPolicy]:
@@ -772,27 +774,34 @@ class Trainer:
             await pool.aclose()
 
     async def _take_lock(self) -> None:
-        """On a Redis queue, rank 0 takes the run label's lock (:mod:`envhub.train.lock`).
+        """Rank 0 takes the run directory's lock and, on a Redis queue, the run label's
+        (:mod:`envhub.train.lock`).
 
-        Collective under torchrun: every rank learns whether rank 0 got it, and fails with it
+        Collective under torchrun: every rank learns whether rank 0 got them, and fails with it
         when not (none waits in a later collective for a rank 0 that stopped).
 
         Raises:
-            RunLockedError: another live trainer runs on this label.
+            RunLockedError: another live trainer runs in this directory or on this label.
             QueueError: Redis cannot be reached.
         """
         url = self.config.rollout.queue
-        if not url.startswith(("redis://", "rediss://")):
-            return  # an in-process queue is this process's own
         failure: EnvhubError | None = None
         if self.dist.main:
-            key = run_lock_key(self.config.rollout.queue_stream, self.run_label)
-            lock = RunLock(url, key, ttl_ms=QueueSettings().run_lock_ms, run=self.run_label)
             try:
-                await asyncio.to_thread(lock.acquire)
-                self._lock = lock
+                directory = RunDirLock(self.run_dir)
+                directory.acquire()
+                self._dir_lock = directory
+                if url.startswith(("redis://", "rediss://")):  # an in-process queue is this process's own
+                    key = run_lock_key(self.config.rollout.queue_stream, self.run_label)
+                    lock = RunLock(url, key, ttl_ms=QueueSettings().run_lock_ms, run=self.run_label)
+                    try:
+                        await asyncio.to_thread(lock.acquire)
+                    except EnvhubError:
+                        lock.release()
+                        raise
+                    self._lock = lock
             except EnvhubError as exc:
-                lock.release()
+                self._release_locks()
                 failure = exc
         if self.dist.world > 1:
             sent = None if failure is None else (failure.code, failure.message, failure.detail)
@@ -802,6 +811,14 @@ class Trainer:
                 failure = (RunLockedError if code == RunLockedError.code else QueueError)(message, **detail)
         if failure is not None:
             raise failure
+
+    def _release_locks(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+        if self._dir_lock is not None:
+            self._dir_lock.release()
+            self._dir_lock = None
 
     def _open_ledger(self) -> None:
         """Rank 0 on a durable queue: the drop ledger (:mod:`envhub.train.drops`), and the drops
@@ -850,9 +867,7 @@ class Trainer:
             self._open_ledger()
             return await self._run(result)
         finally:
-            if self._lock is not None:
-                await asyncio.to_thread(self._lock.release)
-                self._lock = None
+            await asyncio.to_thread(self._release_locks)
 
     async def _run(self, result: TrainResult) -> TrainResult:
         """:meth:`run` once the run is this process's (its lock taken, its drop ledger read)."""

@@ -245,3 +245,53 @@ def test_under_torchrun_rank_0_takes_the_lock_and_every_rank_stops_when_it_is_he
     assert done.returncode != 0, out[-3000:]
     assert out.count("error (RUN_LOCKED): Another trainer is running") == 2, out[-3000:]
     assert latest_checkpoint(run) is None
+
+
+@pytest.mark.slow
+def test_a_second_trainer_in_a_run_directory_is_refused_on_any_queue_and_a_resume_after_sigkill_is_not(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    # The in-process queue (the default): no Redis key, the run directory's flock alone.
+    run = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    command = [
+        sys.executable, "-m", "envhub.train.cli", "--env", "envhub/SearchQA-v0",
+        "--model", str(small_model_dir), "--run-dir", str(run), "--group-size", "2", "--batch-tasks", "2",
+        "--no-progress", "--seed", "3",
+        "--set", "output.checkpoint_every=1", "--set", "rollout.max_steps=2", "--set", "rollout.max_tokens=6",
+        "--set", "output.tensorboard=false", "--set", "algo=grpo",
+    ]  # fmt: skip
+    log = (tmp_path / "first.log").open("w")
+    first = subprocess.Popen(
+        [*command, "--iterations", "100"], env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while first.poll() is None and time.monotonic() < deadline and latest_checkpoint(run) is None:
+            time.sleep(0.05)
+        assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
+        second = subprocess.run(
+            [*command, "--iterations", "100"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=180
+        )
+        assert second.returncode == 2, second.stdout[-3000:] + second.stderr[-3000:]
+        errors = [line for line in second.stderr.splitlines() if line.startswith("error")]
+        assert len(errors) == 1, second.stderr[-3000:]
+        assert errors[0].startswith("error (RUN_LOCKED): Another trainer is running in run directory")
+        assert f"pid {first.pid} on host" in errors[0]
+        assert first.poll() is None  # the first goes on
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    finally:
+        first.kill()
+        first.wait()
+        log.close()
+    saved = latest_checkpoint(run)
+    assert saved is not None
+    done = int(saved.name[5:]) + 1
+    start = time.monotonic()
+    resumed = subprocess.run(
+        [*command, "--iterations", str(done)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=100
+    )
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert time.monotonic() - start < 100
+    assert latest_checkpoint(run).name == f"iter_{done}"  # type: ignore[union-attr]

@@ -33,6 +33,7 @@ ENV_SERVERS = {
     "timeseries": "/ready",
     "alfworld": "/ready",
     "webshop": "/ready",
+    "math": "/ready",
     "retriever": "/health",
 }
 #: Env server -> (its data volume claim, the variable that points the env at the mount).
@@ -148,6 +149,17 @@ def test_every_object_is_in_namespace_envhub() -> None:
             assert doc["metadata"]["name"] == NAMESPACE
         else:
             assert doc["metadata"].get("namespace") == NAMESPACE, f"{name}: {doc['kind']} outside {NAMESPACE}"
+
+
+def test_every_env_server_deployment_is_in_the_table_above() -> None:
+    # The probe, Service and NetworkPolicy checks run over ENV_SERVERS: a server left out of it
+    # would be checked by none of them.
+    servers = {
+        name
+        for name, doc in _objects("Deployment").items()
+        if doc["spec"]["template"]["metadata"]["labels"].get("app.kubernetes.io/component") == "env-server"
+    }
+    assert servers == ENV_SERVERS.keys() - {"retriever"}, servers ^ (ENV_SERVERS.keys() - {"retriever"})
 
 
 @pytest.mark.parametrize(("server", "ready_path"), sorted(ENV_SERVERS.items()))

@@ -41,6 +41,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import gymnasium
 import httpx
@@ -67,6 +68,7 @@ ENV_SERVICES = {
     "timeseries": ("envhub/TimeSeries-v0", "ENVHUB_PROXY_PORT_TIMESERIES"),
     "alfworld": ("envhub/ALFWorld-v0", "ENVHUB_PROXY_PORT_ALFWORLD"),
     "webshop": ("envhub/WebShop-v0", "ENVHUB_PROXY_PORT_WEBSHOP"),
+    "math": ("envhub/Math-v0", "ENVHUB_PROXY_PORT_MATH"),
 }
 PORT_VARIABLES = [
     *(variable for _, variable in ENV_SERVICES.values()),
@@ -358,7 +360,8 @@ def test_a_rollout_job_places_each_group_on_one_replica_and_publishes_it_to_redi
     assert _not_found_errors(fleet, two_sokoban_replicas) == 0
 
     store = redis.Redis(port=fleet.ports["ENVHUB_REDIS_PORT"])
-    entries = store.xrange("envhub:groups")
+    # redis-py types a sync client's reply as possibly the async client's awaitable.
+    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], store.xrange("envhub:groups"))
     mine = [decode_group(fields[b"v"]) for _, fields in entries if fields[b"job"].decode() == job]
     assert len(mine) == groups
     for group in mine:

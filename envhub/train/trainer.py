@@ -814,9 +814,13 @@ class Trainer:
     ) -> None:
         config = self.config
         k, batch = config.max_staleness, self.local_tasks
-        start_iteration = self.state.iteration
+        start_version = self.state.policy_version
         first_position, first_consumed = schedule.position, self.state.consumed_groups
         admitted = 0  # groups admitted since this process started (a resume starts over)
+        # From the start of a weight push to the version bump nothing is admitted and no admitted
+        # play starts: one that did would start at the outgoing version while a served policy's
+        # weights are being swapped, sampled (in part) by the new weights under the old label.
+        pushing = False
         changed = asyncio.Condition()
         stop = asyncio.Event()
         concurrency = asyncio.Semaphore(max(config.rollout.max_concurrent_groups, batch))
@@ -824,10 +828,12 @@ class Trainer:
         failures: list[BaseException] = []
 
         def limit() -> int:
-            return (k + (self.state.iteration - start_iteration) + 1) * batch
+            # Of the version, not the iteration (which moves before the push): what is admitted
+            # at version v never passes (k + v + 1) x B.
+            return (k + (self.state.policy_version - start_version) + 1) * batch
 
         def may_admit() -> bool:
-            return stop.is_set() or admitted < limit()
+            return stop.is_set() or (not pushing and admitted < limit())
 
         async def replace(count: int) -> None:
             """Admit ``count`` more groups in place of admitted ones that will never be trained on."""
@@ -836,8 +842,15 @@ class Trainer:
                 admitted -= count
                 changed.notify_all()
 
-        async def play(tasks: list[GroupTask], version: int) -> None:
+        async def play(tasks: list[GroupTask]) -> None:
             async with concurrency:
+                async with changed:
+                    await changed.wait_for(lambda: stop.is_set() or not pushing)
+                if stop.is_set():
+                    return
+                # The version when the play starts, not when it was admitted (it may have waited
+                # out a push): the weights a served policy holds, a sampler in process that exists.
+                version = self.state.policy_version
                 published = await source.play(tasks, version=version, sampling=self.sampling)
             if published < len(tasks):  # groups lost to failures: admit replacements
                 await replace(len(tasks) - published)
@@ -859,7 +872,7 @@ class Trainer:
                 room = limit() - admitted
                 tasks = schedule.take(room)
                 admitted += room
-                task = asyncio.create_task(play(tasks, self.state.policy_version))
+                task = asyncio.create_task(play(tasks))
                 plays.add(task)
                 task.add_done_callback(done)
 
@@ -909,8 +922,10 @@ class Trainer:
                 # Every rank's uids (the same state on every rank): what the checkpoint records.
                 self.state.consumed_uids.extend(uid for uids in by_rank for uid in uids)
                 self.state.assignments[self.state.iteration] = by_rank
+                pushing = True
                 sync = await self._push(source, self.state.policy_version + 1)
                 self.state.policy_version += 1
+                pushing = False  # the producer and held plays go on at the notify below
                 await self._record_lineage(source)
                 metrics["staleness/dropped"] = float(self.state.dropped_groups)
                 metrics["staleness/dropped_lost"] = float(self.state.dropped_lost)

@@ -63,20 +63,29 @@ class UnevenEnv(AgentEnv):
     ``anchor`` is ``"t<i>:<turn>"``; ``admissible_actions`` is None.
 
     ## Arguments
-    ``progress`` (a file path or None) and ``outlast`` (int, default 0), as above.
+    ``progress`` (a file path or None) and ``outlast`` (int, default 0), as above; with
+    ``fail_long`` (bool, default False) a long task raises where it would end, so its group is
+    lost (the rollout engine drops it; a trainer admits another in its place).
     ``envhub.make("tests.train.uneven_env:UnevenEnv")`` builds it.
 
     ## Version History
     * v0: first version.
+    * v0: ``fail_long`` added (the default keeps every episode as before).
     """
 
     splits = ("train", "test")
     default_split = "train"
 
     def __init__(
-        self, *, render_mode: str | None = None, progress: str | None = None, outlast: int = 0
+        self,
+        *,
+        render_mode: str | None = None,
+        progress: str | None = None,
+        outlast: int = 0,
+        fail_long: bool = False,
     ) -> None:
         super().__init__(render_mode=render_mode)
+        self._fail_long = fail_long
         self._progress = Path(progress) if progress else None
         self._outlast = outlast
         self._turn = 0
@@ -99,6 +108,8 @@ class UnevenEnv(AgentEnv):
                 time.sleep(0.02)  # waiting for the trainer: leave it the CPU
         else:
             done = self._turn >= self._length
+        if done and self._fail_long and self._length > 1:
+            raise RuntimeError(f"task {self.task_id} fails where it would end (fail_long)")
         return Outcome(
             observation=f"task {self.task_id} turn {self._turn}: say a word",
             anchor=f"{self.task_id}:{self._turn}",

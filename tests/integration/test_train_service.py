@@ -21,18 +21,16 @@ from typing import Any, TypeVar
 
 import pytest
 import redis
-import torch
 import yaml
 
 from envhub.client import RolloutClient
-from envhub.core.records import Group
 from envhub.policy.vllm_server import VllmServer
 from envhub.server import ServerSettings
 from envhub.server.testing import serve_in_thread
 from envhub.train.weight_sync import DiskVllmSync
 from tests.integration.test_rollout_crash import REDIS, Service, free_port, redis_up
 from tests.needs import require
-from tests.train.test_ranks import _logprob_gap
+from tests.train.test_ranks import SERVED_LR, SERVED_TOLERANCE, _published, _serve_original, _version_gaps
 from tests.train.test_staleness import TASKS, UNEVEN
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.vllm, pytest.mark.timeout(900)]
@@ -110,7 +108,7 @@ def test_the_trainer_consumes_what_the_rollout_service_publishes_and_pushes_weig
         assert trainers["entries-read"] == 2 * 2 and trainers["pending"] == 0
         client.close()
     finally:
-        _restore(vllm_server, tiny_model_dir, tmp_path)
+        _serve_original(vllm_server, tiny_model_dir, tmp_path)
 
 
 def _trainer(command: list[str], timeout: float = 600) -> None:
@@ -125,16 +123,6 @@ def _trainer(command: list[str], timeout: float = 600) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
-def _restore(server: VllmServer, model_dir: Path, tmp_path: Path) -> None:
-    """The session's vLLM server serves the original tiny model again, for the other tests."""
-    from transformers import AutoModelForCausalLM
-
-    original = AutoModelForCausalLM.from_pretrained(
-        str(model_dir), dtype=torch.float32, local_files_only=True
-    )
-    _with_sync(server, tmp_path, lambda sync: sync.push(original, 0))
-
-
 def _groups(run: Path) -> dict[int, list[dict[str, Any]]]:
     """Iteration -> the groups it trained on, from the run's records."""
     return {
@@ -146,29 +134,6 @@ def _groups(run: Path) -> dict[int, list[dict[str, Any]]]:
 #: Seconds the long group plays on after the trainer wrote iteration 1's groups, right before
 #: it pushes version 1: past that push (a few seconds here) unless the push waits for it.
 LINGER_S = 8.0
-#: One AdamW step moves every weight by about the lr: at 1e-2 the tiny model's logprobs move
-#: far more than vLLM-CPU's are from transformers' on the same weights (both float32).
-LR = 1e-2
-#: vLLM-CPU against transformers on one version's weights, largest gap per token: measured at
-#: most 2e-6 over every group of a run, against 3.4 to 12.7 to the neighbouring version's.
-TOLERANCE = 1e-4
-
-
-def _published(stream: str) -> list[Group]:
-    """Every group on the stream, read through the test's own consumer group ``monitor``."""
-    from envhub.rollout.queue.redis import RedisQueue
-
-    async def read() -> list[Group]:
-        queue = RedisQueue(REDIS, stream=stream, group="monitor", consumer="monitor")
-        out: list[Group] = []
-        try:
-            while batch := await queue.get(64, timeout_s=1.0):
-                out.extend(d.group for d in batch)
-        finally:
-            await queue.aclose()
-        return out
-
-    return asyncio.run(read())
 
 
 def test_a_push_through_the_rollout_service_waits_for_its_jobs_so_each_group_has_its_versions_weights(
@@ -192,7 +157,7 @@ def test_a_push_through_the_rollout_service_waits_for_its_jobs_so_each_group_has
         "seed": 0,
         "max_staleness": 1,
         "model": {"path": str(tiny_model_dir)},
-        "optim": {"lr": LR, "micro_batch_rows": 8},
+        "optim": {"lr": SERVED_LR, "micro_batch_rows": 8},
         "output": {"checkpoint_every": 1, "keep_checkpoints": 10, "tensorboard": False},
         "rollout": {
             "group_size": 2,
@@ -229,7 +194,7 @@ def test_a_push_through_the_rollout_service_waits_for_its_jobs_so_each_group_has
                 service.stop()
         assert _with_sync(vllm_server, tmp_path, lambda sync: sync.version()) == "3"
     finally:
-        _restore(vllm_server, tiny_model_dir, tmp_path)
+        _serve_original(vllm_server, tiny_model_dir, tmp_path)
 
     temperature = json.loads((run / "config.json").read_text())["rollout"]["sampling"]["temperature"]
 
@@ -240,20 +205,11 @@ def test_a_push_through_the_rollout_service_waits_for_its_jobs_so_each_group_has
     # weights of the version it carries: closest to them, and far from the next version's.
     published = [g for g in _published(stream) if g.policy_version is not None and g.policy_version <= 3]
     assert "t7" in {g.task_id for g in published}
-    gaps = []
-    for g in published:
-        version = g.policy_version
-        assert version is not None
-        record = g.model_dump(mode="json")
-        own = _logprob_gap(weights(version), [record], temperature)
-        other = version + 1 if version < 3 else version - 1  # the neighbouring version's weights
-        gaps.append(
-            (g.task_id, version, round(own, 6), round(_logprob_gap(weights(other), [record], temperature), 6))
-        )
+    gaps = _version_gaps(published, weights, 3, temperature)
     print("\n(task, version, largest logprob gap to its version's weights, to the neighbour's):", gaps)
     for task, version, own, other in gaps:
-        assert own < TOLERANCE, (task, version, own, other)
-        assert other > 1000 * TOLERANCE, (task, version, own, other)
+        assert own < SERVED_TOLERANCE, (task, version, own, other)
+        assert other > 1000 * SERVED_TOLERANCE, (task, version, own, other)
     # The push waited for t7's job: t7 came before any group of version 1, so iteration 2 (at
     # version 1, k = 1) trained on it, corrected, with the first job's last short group.
     used = _groups(run)

@@ -11,25 +11,29 @@ Two sources behind one small interface, both publishing finished groups to the r
 
 Groups never mix policy versions. In-process generation keeps one sampler per live version
 (a new version starts a new sampler; the old one is dropped once its groups finish). A served
-policy has one set of weights, so :meth:`push_weights` waits for in-flight groups to finish
-before it swaps them (``drain``).
+policy has one set of weights, whether this process plays on it or a rollout service's jobs do,
+so a push closes a gate (:class:`_WeightSwap`): plays that come wait, the push waits until the
+groups (or service jobs) in flight have finished, swaps the weights and opens the gate at the new
+version. No group runs across a swap, and every group is labelled with the version of the
+weights that sampled it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import hashlib
 import os
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from envhub.core.errors import ConfigurationError, EnvhubError
-from envhub.core.wire import PolicyEndpoint, RolloutRequest, SamplingRequest
+from envhub.core.wire import PolicyEndpoint, RolloutJobCreated, RolloutRequest, SamplingRequest
 from envhub.policy.base import PolicyBackend
 from envhub.rollout.driver import play
 from envhub.rollout.engine import GroupTask, SequenceBuilderLike
@@ -187,6 +191,67 @@ class RolloutSource(Protocol):
     async def aclose(self) -> None: ...
 
 
+class _WeightSwap:
+    """The plays on a served policy's one set of weights, and the pushes that swap them.
+
+    A push closes the gate (a play that comes meanwhile waits), waits until no play is in
+    flight, then swaps the weights and opens the gate at the new version. So no play runs
+    across a swap, and a play starts only at the version the server holds: one that asks for
+    another (it was held through a push, or nothing was pushed yet) is refused, never sampled
+    by one version's weights under another's label.
+    """
+
+    def __init__(self) -> None:
+        #: The version the served weights hold; None until the first push.
+        self.version: int | None = None
+        self._changed = asyncio.Condition()
+        self._live = 0
+        self._pushing = False
+
+    @contextlib.asynccontextmanager
+    async def play(self, version: int) -> AsyncIterator[None]:
+        """Hold a play at ``version`` in flight (waiting out a push under way).
+
+        Raises:
+            ConfigurationError: the served weights are of another version.
+        """
+        if self._pushing:
+            async with self._changed:
+                await self._changed.wait_for(lambda: not self._pushing)
+        # Checked and counted with no await in between: a push that begins later waits for it.
+        if self.version is not None and version != self.version:
+            raise ConfigurationError(
+                f"A play at policy version {version} on a served policy that holds version "
+                f"{self.version}: a group is played at the version of the weights served when it "
+                "starts (the caller reads it after push_weights returns).",
+                version=version,
+                served=self.version,
+            )
+        self._live += 1
+        try:
+            yield
+        finally:
+            self._live -= 1
+            async with self._changed:
+                self._changed.notify_all()
+
+    @contextlib.asynccontextmanager
+    async def push(self, version: int) -> AsyncIterator[None]:
+        """Close the gate and wait for the plays in flight; the body swaps the weights to
+        ``version``, and the gate opens at that version (at the old one if the body fails)."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: not self._pushing)
+            self._pushing = True
+            await self._changed.wait_for(lambda: self._live == 0)
+        try:
+            yield
+            self.version = version
+        finally:
+            self._pushing = False
+            async with self._changed:
+                self._changed.notify_all()
+
+
 def build_env_pool(env_id: str, settings: RolloutSettings, *, token: str | None = None) -> EnvPool:
     """In-process envs, or the env servers of ``settings.env_urls`` (with bearer ``token``)."""
     if settings.env_urls:
@@ -244,8 +309,8 @@ class EngineRollouts:
         self._sync = weight_sync
         self._run_id = run_id
         self._backends: dict[int, PolicyBackend] = {}
-        self._live: dict[int, int] = {}  # version -> groups in flight
-        self._idle = asyncio.Condition()
+        self._live: dict[int, int] = {}  # version -> groups in flight (in-process samplers)
+        self._swap = _WeightSwap()  # the served policy's one set of weights
         #: One job per policy version (``<run_id>-v<version>``), known once its weights are pushed.
         self.jobs: dict[str, int] = {}
 
@@ -273,25 +338,24 @@ class EngineRollouts:
         request = self.settings.job(
             sampling=sampling, group_size=group_size or self.settings.group_size, policy_version=version
         )
-        async with self._idle:
+        held = self._swap.play(version) if self._served is not None else contextlib.nullcontext()
+        async with held:
             self._live[version] = self._live.get(version, 0) + len(tasks)
-        try:
-            played = await play(
-                request,
-                queue or self.queue,
-                backend=backend,
-                agent_backends=agents or None,
-                envs=self.envs,
-                tasks=tasks,
-                job_id=self.job_id(version),
-                sequence_builder=self._builder,
-            )
-            report = played.report
-        finally:
-            async with self._idle:
+            try:
+                played = await play(
+                    request,
+                    queue or self.queue,
+                    backend=backend,
+                    agent_backends=agents or None,
+                    envs=self.envs,
+                    tasks=tasks,
+                    job_id=self.job_id(version),
+                    sequence_builder=self._builder,
+                )
+                report = played.report
+            finally:
                 self._live[version] -= len(tasks)
-                self._idle.notify_all()
-            await self._retire()
+                await self._retire()
         return report.published
 
     async def _retire(self) -> None:
@@ -337,22 +401,19 @@ class EngineRollouts:
             if barrier is not None:
                 await barrier()
             return {"time/sync_s": time.perf_counter() - start}
-        # One served model: wait until no group runs on the old weights, on any rank, then swap
-        # them (rank 0 pushes; its weight sync is the only one), and label new groups only once
-        # every rank knows the push is done.
-        async with self._idle:
-            await self._idle.wait_for(lambda: not any(self._live.values()))
-        if barrier is not None:
-            await barrier()
-        drained = time.perf_counter()
-        report = await self._sync.push(model, version) if self._sync is not None else {}
-        if barrier is not None:
-            await barrier()
+        # One served model: hold new groups and wait until none runs on the old weights, on any
+        # rank, then swap them (rank 0 pushes; its weight sync is the only one), and start or
+        # label groups with the new version only once every rank knows the push is done.
         assert self._served is not None
-        self._served.policy_version = version
-        timings = {"time/sync_s": time.perf_counter() - start, "time/sync_drain_s": drained - start}
-        timings.update({f"sync/{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
-        return timings
+        async with self._swap.push(version):
+            if barrier is not None:
+                await barrier()
+            drained = time.perf_counter()
+            report = await self._sync.push(model, version) if self._sync is not None else {}
+            if barrier is not None:
+                await barrier()
+            self._served.policy_version = version
+        return _sync_timings(start, drained, report)
 
     async def aclose(self) -> None:
         for backend in self._backends.values():
@@ -415,6 +476,7 @@ class ServiceRollouts:
         self.jobs: dict[str, int] = {}  # the jobs submitted, known once the service answers
         self._submitting = 0
         self._submitted = asyncio.Condition()
+        self._swap = _WeightSwap()  # the jobs in flight on the served weights
 
     async def play(
         self,
@@ -427,6 +489,28 @@ class ServiceRollouts:
     ) -> int:
         if queue is not None:
             raise ConfigurationError("A rollout service publishes to its own Redis stream only.")
+        # The job is in flight from before its submission until the service says it ended: a
+        # push waits for it, so none of its turns is sampled by the next version's weights.
+        async with self._swap.play(version):
+            created = await self._submit(tasks, version=version, sampling=sampling, group_size=group_size)
+            final = await self._client.wait(created.job_id, poll_s=self._poll_s)
+        if final.status != "done":
+            raise EnvhubError(
+                f"Rollout job {created.job_id} ended {final.status}: {final.error}",
+                job_id=created.job_id,
+                status=final.status,
+            )
+        return final.published
+
+    async def _submit(
+        self,
+        tasks: Sequence[GroupTask],
+        *,
+        version: int,
+        sampling: SamplingRequest,
+        group_size: int | None,
+    ) -> RolloutJobCreated:
+        """Submit the job of ``tasks`` and list it in :attr:`jobs` (``settle`` waits for this)."""
         from envhub.core.errors import UnauthorizedError
 
         async with self._submitted:
@@ -442,14 +526,7 @@ class ServiceRollouts:
             async with self._submitted:
                 self._submitting -= 1
                 self._submitted.notify_all()
-        final = await self._client.wait(created.job_id, poll_s=self._poll_s)
-        if final.status != "done":
-            raise EnvhubError(
-                f"Rollout job {created.job_id} ended {final.status}: {final.error}",
-                job_id=created.job_id,
-                status=final.status,
-            )
-        return final.published
+        return created
 
     async def settle(self) -> None:
         """Wait for the submissions under way: a job's groups may come back before its id does."""
@@ -497,17 +574,27 @@ class ServiceRollouts:
                 "A rollout service samples one served model; a model per agent is not wired."
             )
         start = time.perf_counter()
-        if barrier is not None:
-            await barrier()
-        report = await self._sync.push(model, version) if self._sync is not None else {}
-        if barrier is not None:
-            await barrier()
-        timings = {"time/sync_s": time.perf_counter() - start}
-        timings.update({f"sync/{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
-        return timings
+        # Drain, not cancel and re-run: the service publishes a group only whole, so a cancelled
+        # job would throw away the groups it had half played, and finishing them costs the push
+        # no more than the longest job in flight (the update itself still overlapped them).
+        async with self._swap.push(version):
+            if barrier is not None:
+                await barrier()
+            drained = time.perf_counter()
+            report = await self._sync.push(model, version) if self._sync is not None else {}
+            if barrier is not None:
+                await barrier()
+        return _sync_timings(start, drained, report)
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _sync_timings(start: float, drained: float, report: Mapping[str, Any]) -> dict[str, float]:
+    """A push's metrics: its seconds, the part spent waiting for groups in flight, the sync's own."""
+    timings = {"time/sync_s": time.perf_counter() - start, "time/sync_drain_s": drained - start}
+    timings.update({f"sync/{k}": float(v) for k, v in dict(report).items() if isinstance(v, int | float)})
+    return timings
 
 
 def in_process_sampler_factory(

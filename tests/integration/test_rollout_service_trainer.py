@@ -7,11 +7,13 @@ completions, and the rollout service under uvicorn on loopback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 import uvicorn
@@ -97,3 +99,93 @@ def test_a_job_that_fails_is_reported_with_its_status(
 ) -> None:
     with pytest.raises(EnvhubError, match="ended failed"):
         play(service_url, env_server, policy_url, "tiny")
+
+
+#: How long the slow policy takes to refuse a completion: a job in flight that long.
+DELAY_S = 1.0
+
+
+class _SlowRefusal(Models):
+    """Serves ``tiny``; refuses every completion after ``DELAY_S`` (a job then ends failed)."""
+
+    def do_POST(self) -> None:
+        time.sleep(DELAY_S)
+        data = b'{"error": {"message": "refused", "type": "invalid_request_error"}}'
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture(scope="module")
+def slow_policy_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowRefusal)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+class _RecordingSync:
+    """A weight sync that records when each push happened and how many jobs were submitted then."""
+
+    def __init__(self) -> None:
+        self.source: ServiceRollouts | None = None
+        self.pushes: list[tuple[int, float, int]] = []  # version, time, jobs submitted
+
+    async def push(self, model: object, version: int) -> dict[str, float]:
+        assert self.source is not None
+        self.pushes.append((version, time.monotonic(), len(self.source.jobs)))
+        return {}
+
+
+def test_a_push_waits_for_the_jobs_in_flight_and_holds_new_ones_until_it_is_done(
+    service_url: str, env_server: RunningServer, slow_policy_url: str, small_model_dir: Path
+) -> None:
+    from envhub.core.errors import ConfigurationError
+
+    async def run() -> None:
+        sync = _RecordingSync()
+        rollouts = ServiceRollouts(
+            service_url=service_url,
+            env_id=TS,
+            settings=RolloutSettings(
+                env_urls=[env_server.base_url], env_kwargs={"images": False}, split="test"
+            ),
+            policy=PolicyEndpoint(base_url=slow_policy_url, model="tiny", tokenizer=str(small_model_dir)),
+            weight_sync=sync,
+            poll_s=0.05,
+            service_token="t",
+        )
+        sync.source = rollouts
+        ended: dict[str, float] = {}
+
+        async def job(name: str, version: int) -> None:
+            with contextlib.suppress(EnvhubError):  # the policy refuses: the job ends failed
+                await rollouts.play([GroupTask(0, "test-0", 0)], version=version, sampling=SamplingRequest())
+            ended[name] = time.monotonic()
+
+        try:
+            await rollouts.push_weights(None, 1)
+            start = time.monotonic()
+            first = asyncio.create_task(job("first", 1))
+            while not rollouts.jobs:  # submitted: the service plays it
+                await asyncio.sleep(0.01)
+            push = asyncio.create_task(rollouts.push_weights(None, 2))
+            await asyncio.sleep(0.1)
+            second = asyncio.create_task(job("second", 2))  # comes while the push waits
+            await asyncio.gather(first, push, second)
+            assert ended["first"] - start >= DELAY_S  # the job was in flight that long
+            version, pushed, submitted = sync.pushes[-1]
+            # The weights changed only once the first job had ended, and before the second
+            # job (held meanwhile) was submitted.
+            assert version == 2 and pushed >= ended["first"] and submitted == 1, (sync.pushes, ended)
+            assert sorted(rollouts.jobs.values()) == [1, 2]
+            # A play at a version the served weights no longer hold is refused.
+            with pytest.raises(ConfigurationError, match="holds version 2"):
+                await rollouts.play([GroupTask(0, "test-0", 0)], version=1, sampling=SamplingRequest())
+        finally:
+            await rollouts.aclose()
+
+    asyncio.run(run())

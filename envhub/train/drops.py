@@ -57,8 +57,14 @@ class DropLedger:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = "".join(json.dumps(asdict(d), separators=(",", ":")) + "\n" for d in drops)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(lines)
+        with self.path.open("a+b") as f:
+            # A process killed mid-write left a torn last line: end it first, or the first
+            # record would share its line and be skipped with it (acknowledged, never counted).
+            if f.seek(0, os.SEEK_END) > 0:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    lines = "\n" + lines
+            f.write(lines.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
 
@@ -88,7 +94,11 @@ class DropLedger:
             return
         keep = self.since(iteration)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text("".join(json.dumps(asdict(d), separators=(",", ":")) + "\n" for d in keep), "utf-8")
+        text = "".join(json.dumps(asdict(d), separators=(",", ":")) + "\n" for d in keep)
+        with tmp.open("wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())  # the kept lines on disk before the rename makes them the ledger
         tmp.replace(self.path)
 
     def clear(self) -> None:

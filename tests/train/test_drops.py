@@ -37,3 +37,17 @@ def test_a_uid_recorded_twice_counts_once_and_a_torn_last_line_is_skipped(tmp_pa
     with ledger.path.open("a") as f:
         f.write('{"uid":"b","why":"lo')  # killed mid-write: that group was never acknowledged
     assert ledger.since(1) == [DroppedGroup("a", "lost", 2)]
+
+
+def test_a_drop_recorded_after_a_torn_line_is_kept(tmp_path: Path) -> None:
+    # A trainer killed mid-write leaves a line without its newline; the resumed one appends its
+    # own drops (acknowledged at once). Appended onto the torn fragment, the first of them would
+    # share its line and be skipped with it: a drop acknowledged but never on the ledger, so a
+    # second crash before the next checkpoint would not count it.
+    ledger = DropLedger(tmp_path / "dropped_groups.jsonl")
+    ledger.record([DroppedGroup("a", "lost", 2)])
+    with ledger.path.open("a") as f:
+        f.write('{"uid":"b","why":"lo')
+    resumed = DropLedger(ledger.path)
+    resumed.record([DroppedGroup("b", "lost", 2), DroppedGroup("c", "stale", 2)])
+    assert [d.uid for d in DropLedger(ledger.path).since(1)] == ["a", "b", "c"]

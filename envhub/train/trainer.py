@@ -831,7 +831,8 @@ class Trainer:
         ledger = DropLedger(self.run_dir / LEDGER_NAME)
         if not self.config.output.resume:
             ledger.clear()  # a fresh start: no checkpoint counted, nothing of an older run to add
-        later = ledger.since(self.state.iteration)
+        # Counted in this run's first iteration, so stamped with it: its first checkpoint prunes them.
+        later = ledger.restamp(self.state.iteration)
         self._replayed = (len(later), sum(d.why == "lost" for d in later))
         self._skip_uids |= {d.uid for d in later}
         self._ledger = ledger

@@ -12,9 +12,11 @@ Counted once across a crash: each line carries the iteration whose batch was bei
 when the group was dropped. A checkpoint of iteration ``c`` counts every drop of iterations
 ``<= c`` (``TrainerState.dropped_groups``); a resume from it adds the ledger's lines of later
 iterations (:meth:`DropLedger.since`) and skips their uids when the queue hands them back (a
-crash between the line and the acknowledgement). A group dropped but not yet written is still
-unacknowledged, so it is redelivered and judged again. After each checkpoint the lines it
-counts are pruned (:meth:`DropLedger.prune`), so the file holds at most one interval's drops.
+crash between the line and the acknowledgement); it restamps those lines with its first
+iteration (:meth:`DropLedger.restamp`), so its first checkpoint counts and prunes them. A
+group dropped but not yet written is still unacknowledged, so it is redelivered and judged
+again. After each checkpoint the lines it counts are pruned (:meth:`DropLedger.prune`), so the
+file holds at most one interval's drops.
 """
 
 from __future__ import annotations
@@ -57,8 +59,14 @@ class DropLedger:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = "".join(json.dumps(asdict(d), separators=(",", ":")) + "\n" for d in drops)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(lines)
+        with self.path.open("a+b") as f:
+            # A process killed mid-write left a torn last line: end it first, or the first
+            # record would share its line and be skipped with it (acknowledged, never counted).
+            if f.seek(0, os.SEEK_END) > 0:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    lines = "\n" + lines
+            f.write(lines.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
 
@@ -84,11 +92,29 @@ class DropLedger:
 
     def prune(self, iteration: int) -> None:
         """Forget the drops a checkpoint of ``iteration`` counts (atomically: write, then rename)."""
-        if not self.path.is_file():
-            return
-        keep = self.since(iteration)
+        if self.path.is_file():
+            self._rewrite(self.since(iteration))
+
+    def restamp(self, iteration: int) -> list[DroppedGroup]:
+        """The drops a checkpoint of ``iteration`` does not count, now stamped ``iteration + 1``.
+
+        A resume from that checkpoint counts them all in its first iteration, so its first
+        checkpoint counts them and prunes them, whatever ``checkpoint_every`` the killed run had
+        (its lines may name iterations past the resumed run's next checkpoint: left with those,
+        a later resume would count them again).
+        """
+        later = self.since(iteration)
+        if any(d.iteration != iteration + 1 for d in later):
+            self._rewrite([DroppedGroup(d.uid, d.why, iteration + 1) for d in later])
+        return self.since(iteration)
+
+    def _rewrite(self, keep: Sequence[DroppedGroup]) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text("".join(json.dumps(asdict(d), separators=(",", ":")) + "\n" for d in keep), "utf-8")
+        text = "".join(json.dumps(asdict(d), separators=(",", ":")) + "\n" for d in keep)
+        with tmp.open("wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())  # the kept lines on disk before the rename makes them the ledger
         tmp.replace(self.path)
 
     def clear(self) -> None:

@@ -51,6 +51,7 @@ __all__ = [
     "ServiceRollouts",
     "build_env_pool",
     "check_ack_interval",
+    "check_drain_room",
     "in_process_sampler_factory",
     "new_run_id",
     "refused",
@@ -104,8 +105,41 @@ def check_ack_interval(
         )
 
 
+def check_drain_room(*, max_staleness: int, groups_per_iteration: int, max_lag: int) -> None:
+    """Refuse, at start-up, a served-policy run whose weight push could wait forever.
+
+    A push on a served policy drains it (:class:`_WeightSwap`): it waits for the groups in
+    flight, and the trainer reads nothing from the queue meanwhile. Up to ``max_staleness x B``
+    admitted groups are then unread, and the queue's ``put`` waits while ``max_lag`` are: past
+    it the plays wait for a read, the push for the plays, and the run hangs with no message. The
+    rule, with one iteration of margin (a resumed run's backlog, replacements): ``(k + 1) x B``
+    within ``max_lag``. With k = 0 no group is in flight at a push.
+
+    Raises:
+        ConfigurationError: ``k >= 1`` and ``(k + 1) x B > max_lag`` (``ENVHUB_QUEUE_MAX_LAG``).
+    """
+    need = (max_staleness + 1) * groups_per_iteration
+    if max_staleness >= 1 and need > max_lag:
+        raise ConfigurationError(
+            f"With a served policy a weight push waits for the groups in flight while the trainer reads "
+            f"none: up to (max_staleness + 1) x batch_tasks = {need} groups must fit the queue's "
+            f"max_lag={max_lag} (ENVHUB_QUEUE_MAX_LAG), or the plays and the push wait for each other "
+            f"forever. Raise ENVHUB_QUEUE_MAX_LAG to {need} or more (in the rollout service's "
+            "environment too), or lower max_staleness or rollout.batch_tasks.",
+            need=need,
+            max_lag=max_lag,
+        )
+
+
 def trainer_queue(
-    url: str, *, stream: str, consumer: str, run: str, groups_per_iteration: int, settings: QueueSettings
+    url: str,
+    *,
+    stream: str,
+    consumer: str,
+    run: str,
+    groups_per_iteration: int,
+    settings: QueueSettings,
+    max_staleness: int = 0,
 ) -> GroupQueue:
     """The trainer's queue: in-process (``"memory"``) or a Redis stream.
 
@@ -115,10 +149,12 @@ def trainer_queue(
     what one skips stays for the other. The producer side (in-process rollouts, or the rollout
     service's jobs, which the trainer sends ``run``) writes ``run`` on each entry and counts
     back-pressure on that group; back-pressure and leases come from ``settings``
-    (``ENVHUB_QUEUE_*``).
+    (``ENVHUB_QUEUE_*``). The in-process queue's bound holds what a push on a served policy
+    leaves unread, ``(max_staleness + 1) x B`` (:func:`check_drain_room`), and one more B.
     """
     if url == "memory":
-        return MemoryQueue(max_lag=max(4 * groups_per_iteration, 64), claim_idle_ms=settings.lease_ms)
+        room = max(4, max_staleness + 2) * groups_per_iteration
+        return MemoryQueue(max_lag=max(room, 64), claim_idle_ms=settings.lease_ms)
     if url.startswith(("redis://", "rediss://")):
         from envhub.rollout.queue.redis import RedisQueue
 
@@ -147,6 +183,11 @@ class RolloutSource(Protocol):
     """
 
     jobs: dict[str, int]
+
+    @property
+    def drains(self) -> bool:
+        """Whether a push waits for the groups in flight (one served set of weights)."""
+        ...
 
     async def settle(self) -> None:
         """Return once every job submitted so far is listed in :attr:`jobs`."""
@@ -314,6 +355,11 @@ class EngineRollouts:
         #: One job per policy version (``<run_id>-v<version>``), known once its weights are pushed.
         self.jobs: dict[str, int] = {}
 
+    @property
+    def drains(self) -> bool:
+        """A served policy: a push waits for the plays in flight (in process: one sampler per version)."""
+        return self._served is not None
+
     def job_id(self, version: int) -> str:
         """The job id of this source's groups sampled at ``version``."""
         return f"{self._run_id}-v{version}"
@@ -477,6 +523,11 @@ class ServiceRollouts:
         self._submitting = 0
         self._submitted = asyncio.Condition()
         self._swap = _WeightSwap()  # the jobs in flight on the served weights
+
+    @property
+    def drains(self) -> bool:
+        """Always: a push waits for the service's jobs in flight."""
+        return True
 
     async def play(
         self,

@@ -103,6 +103,7 @@ from envhub.train.rollouts import (
     ServiceRollouts,
     build_env_pool,
     check_ack_interval,
+    check_drain_room,
     in_process_sampler_factory,
     new_run_id,
     refused,
@@ -551,6 +552,7 @@ class Trainer:
             run=self.run_label,
             groups_per_iteration=self.config.rollout.batch_tasks,
             settings=settings,
+            max_staleness=self.config.max_staleness,
         )
         if not isinstance(queue, MemoryQueue):  # durable: groups are acked only at checkpoints
             # Under torchrun rank 0 reads (and holds until the checkpoint) every rank's groups.
@@ -829,7 +831,8 @@ class Trainer:
         ledger = DropLedger(self.run_dir / LEDGER_NAME)
         if not self.config.output.resume:
             ledger.clear()  # a fresh start: no checkpoint counted, nothing of an older run to add
-        later = ledger.since(self.state.iteration)
+        # Counted in this run's first iteration, so stamped with it: its first checkpoint prunes them.
+        later = ledger.restamp(self.state.iteration)
         self._replayed = (len(later), sum(d.why == "lost" for d in later))
         self._skip_uids |= {d.uid for d in later}
         self._ledger = ledger
@@ -892,6 +895,19 @@ class Trainer:
         )
         queue = self._queue()
         source = await self._source(queue)
+        if source.drains and not isinstance(queue, MemoryQueue):
+            # A push drains the served policy while nothing reads: what it leaves unread must fit.
+            max_lag = getattr(queue, "max_lag", QueueSettings().max_lag)
+            try:
+                check_drain_room(
+                    max_staleness=self.config.max_staleness,
+                    groups_per_iteration=self.config.rollout.batch_tasks,
+                    max_lag=int(max_lag),
+                )
+            except ConfigurationError:
+                await source.aclose()
+                await queue.aclose()
+                raise
         if self.dist.main:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             (self.run_dir / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")

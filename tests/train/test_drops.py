@@ -37,3 +37,53 @@ def test_a_uid_recorded_twice_counts_once_and_a_torn_last_line_is_skipped(tmp_pa
     with ledger.path.open("a") as f:
         f.write('{"uid":"b","why":"lo')  # killed mid-write: that group was never acknowledged
     assert ledger.since(1) == [DroppedGroup("a", "lost", 2)]
+
+
+def test_a_drop_recorded_after_a_torn_line_is_kept(tmp_path: Path) -> None:
+    # A trainer killed mid-write leaves a line without its newline; the resumed one appends its
+    # own drops (acknowledged at once). Appended onto the torn fragment, the first of them would
+    # share its line and be skipped with it: a drop acknowledged but never on the ledger, so a
+    # second crash before the next checkpoint would not count it.
+    ledger = DropLedger(tmp_path / "dropped_groups.jsonl")
+    ledger.record([DroppedGroup("a", "lost", 2)])
+    with ledger.path.open("a") as f:
+        f.write('{"uid":"b","why":"lo')
+    resumed = DropLedger(ledger.path)
+    resumed.record([DroppedGroup("b", "lost", 2), DroppedGroup("c", "stale", 2)])
+    assert [d.uid for d in DropLedger(ledger.path).since(1)] == ["a", "b", "c"]
+
+
+def test_drops_a_resume_counted_are_not_counted_again_after_its_next_checkpoint(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    # A trainer with checkpoint_every = 10 dropped groups while gathering iterations 1 to 9 and
+    # was killed. Resumed (from no checkpoint) with checkpoint_every = 2, it counts them all in
+    # its first iteration and checkpoints at 2, which pruned only the lines of iterations <= 2;
+    # killed again, the next resume (from 2) counted the lines of 3 to 9 a second time.
+    from envhub.train.checkpoint import TrainerState
+    from envhub.train.config import load_config
+    from envhub.train.trainer import Trainer
+
+    run = tmp_path / "run"
+    ledger = DropLedger(run / "dropped_groups.jsonl")
+    ledger.record([DroppedGroup(f"g{i}", "lost", i) for i in range(1, 10)])
+    config = load_config(
+        None,
+        {
+            "env": "envhub/SearchQA-v0",
+            "model.path": str(small_model_dir),
+            "output.run_dir": str(run),
+            "output.checkpoint_every": 2,
+            "rollout.queue": "redis://127.0.0.1:6379/0",  # never reached: only the ledger is read
+        },
+    )
+    first = Trainer(config)
+    first._open_ledger()
+    assert first._replayed == (9, 9)  # all nine, in its first iteration (then a checkpoint at 2)
+    first.state.iteration = 2
+    assert first._ledger is not None
+    first._ledger.prune(first.state.iteration)  # what _checkpoint does after writing it
+    second = Trainer(config)
+    second.state = TrainerState(iteration=2, policy_version=2, schedule_position=4)
+    second._open_ledger()
+    assert second._replayed == (0, 0)

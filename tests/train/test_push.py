@@ -16,6 +16,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+import redis
+
+from envhub.core.errors import ConfigurationError
 from envhub.policy.base import Completion, SamplingParams
 from envhub.policy.transformers_backend import TransformersBackend
 from envhub.rollout.queue.base import GroupQueue
@@ -23,6 +27,7 @@ from envhub.train.config import load_config
 from envhub.train.rollouts import EngineRollouts, RolloutSource, build_env_pool
 from envhub.train.tracking import read_metrics
 from envhub.train.trainer import Trainer
+from tests.integration.rollout_service_proc import redis_up
 from tests.train.test_staleness import TASKS, UNEVEN, _used
 
 
@@ -132,3 +137,60 @@ def test_no_group_is_admitted_during_a_push_so_none_samples_new_weights_under_th
     )
     assert {0, 1} <= {label for label, _, _ in served.calls}
     assert [r["staleness/dropped"] for r in read_metrics(run)] == [0.0, 0.0]
+
+
+def _drain_config(run: Path, model: Path, queue: str, stream: str, k: int, batch: int) -> Any:
+    return load_config(
+        None,
+        {
+            "env": "envhub/SearchQA-v0",
+            "algo": "grpo",
+            "model.path": str(model),
+            "iterations": 2,
+            "seed": 1,
+            "max_staleness": k,
+            "output.run_dir": str(run),
+            "output.tensorboard": False,
+            "output.checkpoint_every": 1,
+            "rollout.group_size": 1,
+            "rollout.batch_tasks": batch,
+            "rollout.max_steps": 1,
+            "rollout.max_tokens": 2,
+            "rollout.queue": queue,
+            "rollout.queue_stream": stream,
+            "optim.lr": 1e-4,
+            "optim.micro_batch_rows": 8,
+        },
+    )
+
+
+def test_a_served_run_whose_drain_cannot_fit_the_queues_lag_bound_is_refused_at_start(
+    small_model_dir: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    # k x B groups can be published and unread while a push drains a served policy (the trainer
+    # reads none until the push returns); past ENVHUB_QUEUE_MAX_LAG the plays' puts wait for a
+    # read that never comes, the push waits for the plays: the run hung with no message.
+    if not redis_up():
+        pytest.skip("needs Redis on 127.0.0.1:6379")
+    monkeypatch.setenv("ENVHUB_QUEUE_MAX_LAG", "2")
+    stream = f"envhub-test:drain:{tmp_path.name}"
+    config = _drain_config(
+        tmp_path / "run", small_model_dir, "redis://127.0.0.1:6379/0", stream, k=3, batch=1
+    )
+    try:
+        with pytest.raises(ConfigurationError, match="ENVHUB_QUEUE_MAX_LAG"):
+            asyncio.run(asyncio.wait_for(_ServedTrainer(config).run(), timeout=120))
+    finally:
+        client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+        for key in client.scan_iter(f"{stream}*"):
+            client.delete(key)
+        client.close()
+
+
+def test_the_in_process_queue_holds_what_a_served_push_drains_at_any_k(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    # The in-process queue was sized max(4 B, 64) whatever k: k = 40, B = 2 hung at the first push.
+    config = _drain_config(tmp_path / "run", small_model_dir, "memory", "unused", k=40, batch=2)
+    result = asyncio.run(asyncio.wait_for(_ServedTrainer(config).run(), timeout=240))
+    assert result.policy_version == 2

@@ -129,6 +129,8 @@ class ErrorCode(StrEnum):
     URL_NOT_ALLOWED = "URL_NOT_ALLOWED"
     # The trainer (envhub.train.lock): another live trainer holds the run label
     RUN_LOCKED = "RUN_LOCKED"
+    # The trainer (envhub.train.rollouts): a weight push waited too long for the plays in flight
+    PUSH_DRAIN_TIMEOUT = "PUSH_DRAIN_TIMEOUT"
 
 
 class EnvhubError(Exception):

@@ -269,6 +269,13 @@ class RolloutSettings(RolloutRequest):
     )
     queue: str = Field(default="memory", description="'memory', or a redis:// URL for finished groups.")
     max_batch: int = Field(default=64, ge=1, description="In-process generation: sequences per forward pass.")
+    push_drain_timeout_s: float | None = Field(
+        default=3600.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="A served policy: how long a weight push waits for the plays (or rollout-service "
+        "jobs) in flight on the old weights before the run stops with PUSH_DRAIN_TIMEOUT; null: no limit.",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -47,6 +47,7 @@ from envhub.train.config import RolloutSettings
 __all__ = [
     "EngineRollouts",
     "MissingCredentialsError",
+    "PushDrainTimeoutError",
     "RolloutSource",
     "ServiceRollouts",
     "build_env_pool",
@@ -173,6 +174,13 @@ def trainer_queue(
     raise ConfigurationError(f"rollout.queue must be 'memory' or a redis:// URL, got {url!r}.", queue=url)
 
 
+class PushDrainTimeoutError(EnvhubError):
+    """A weight push waited past ``rollout.push_drain_timeout_s`` for the plays in flight."""
+
+    code = "PUSH_DRAIN_TIMEOUT"
+    status_code = 504
+
+
 class RolloutSource(Protocol):
     """Plays groups at a policy version and takes new weights.
 
@@ -242,9 +250,11 @@ class _WeightSwap:
     by one version's weights under another's label.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, drain_timeout_s: float | None = None) -> None:
         #: The version the served weights hold; None until the first push.
         self.version: int | None = None
+        #: How long a push waits for the plays in flight (None: as long as they take).
+        self.drain_timeout_s = drain_timeout_s
         self._changed = asyncio.Condition()
         self._live = 0
         self._pushing = False
@@ -283,7 +293,21 @@ class _WeightSwap:
         async with self._changed:
             await self._changed.wait_for(lambda: not self._pushing)
             self._pushing = True
-            await self._changed.wait_for(lambda: self._live == 0)
+            try:
+                await asyncio.wait_for(self._changed.wait_for(lambda: self._live == 0), self.drain_timeout_s)
+            except TimeoutError:
+                self._pushing = False  # the gate opens again at the old version; the run stops
+                self._changed.notify_all()
+                raise PushDrainTimeoutError(
+                    f"A weight push to version {version} waited {self.drain_timeout_s:g} s for {self._live} "
+                    "play(s) in flight on the served policy's old weights, and they did not end (a "
+                    "rollout-service job stuck in 'running', or a policy or env server that stopped "
+                    "answering). Look at the rollout service's jobs and the servers' logs; raise "
+                    "rollout.push_drain_timeout_s if plays that long are expected.",
+                    version=version,
+                    in_flight=self._live,
+                    timeout_s=self.drain_timeout_s,
+                ) from None
         try:
             yield
             self.version = version
@@ -351,7 +375,7 @@ class EngineRollouts:
         self._run_id = run_id
         self._backends: dict[int, PolicyBackend] = {}
         self._live: dict[int, int] = {}  # version -> groups in flight (in-process samplers)
-        self._swap = _WeightSwap()  # the served policy's one set of weights
+        self._swap = _WeightSwap(settings.push_drain_timeout_s)  # the served policy's one set of weights
         #: One job per policy version (``<run_id>-v<version>``), known once its weights are pushed.
         self.jobs: dict[str, int] = {}
 
@@ -522,7 +546,7 @@ class ServiceRollouts:
         self.jobs: dict[str, int] = {}  # the jobs submitted, known once the service answers
         self._submitting = 0
         self._submitted = asyncio.Condition()
-        self._swap = _WeightSwap()  # the jobs in flight on the served weights
+        self._swap = _WeightSwap(settings.push_drain_timeout_s)  # the jobs in flight on the served weights
 
     @property
     def drains(self) -> bool:

@@ -189,3 +189,47 @@ def test_a_push_waits_for_the_jobs_in_flight_and_holds_new_ones_until_it_is_done
             await rollouts.aclose()
 
     asyncio.run(run())
+
+
+def test_a_push_whose_jobs_do_not_end_stops_the_run_at_its_drain_deadline_with_a_clear_error(
+    service_url: str, env_server: RunningServer, slow_policy_url: str, small_model_dir: Path
+) -> None:
+    from envhub.train.rollouts import PushDrainTimeoutError
+
+    async def run() -> None:
+        sync = _RecordingSync()
+        rollouts = ServiceRollouts(
+            service_url=service_url,
+            env_id=TS,
+            settings=RolloutSettings(
+                env_urls=[env_server.base_url],
+                env_kwargs={"images": False},
+                split="test",
+                push_drain_timeout_s=DELAY_S / 4,  # the job holds the policy for DELAY_S
+            ),
+            policy=PolicyEndpoint(base_url=slow_policy_url, model="tiny", tokenizer=str(small_model_dir)),
+            weight_sync=sync,
+            poll_s=0.05,
+            service_token="t",
+        )
+        sync.source = rollouts
+        try:
+            await rollouts.push_weights(None, 1)
+            job = asyncio.create_task(
+                rollouts.play([GroupTask(0, "test-0", 0)], version=1, sampling=SamplingRequest())
+            )
+            while not rollouts.jobs:
+                await asyncio.sleep(0.01)
+            start = time.monotonic()
+            with pytest.raises(PushDrainTimeoutError, match="waited .* for 1 play") as err:
+                await rollouts.push_weights(None, 2)
+            waited = time.monotonic() - start
+            assert DELAY_S / 4 <= waited < DELAY_S, waited  # at the deadline, not when the job ended
+            assert err.value.code == "PUSH_DRAIN_TIMEOUT" and err.value.detail["in_flight"] == 1
+            assert [v for v, _, _ in sync.pushes] == [1]  # the weights were never swapped
+            with contextlib.suppress(EnvhubError):
+                await job
+        finally:
+            await rollouts.aclose()
+
+    asyncio.run(run())

@@ -19,10 +19,14 @@ the advantage is ``step_advantage_w * A^S + episode_advantage_w * A^E`` with the
 episode-level ``A^E``. Semantics restated from the authors' ``recipe/GraphGPO/core_graph.py``
 (``zzj1111/alfworldauto``, a verl-agent fork); pinned by ``tests/reference/test_graphgpo.py``.
 
-One difference where :class:`~envhub.core.records.StepBatch` carries less than the authors'
-rollout: the state after a *failed* trajectory's last step. The authors add the env's final
-observation as a node; a batch has no such column, so by default each failed trajectory ends
-in a terminal node of its own (unreachable). Pass ``next_anchor`` to give the real states.
+The state after a *failed* trajectory's last step is the env's final state, as in the authors'
+rollout (each row's ``next_obs`` is the anchor of the observation its step returned). The
+rollout records it (``Trajectory.final_anchor``) and :meth:`StepBatch.from_groups
+<envhub.core.records.StepBatch.from_groups>` puts it in the batch's ``next_anchor`` column,
+which these functions read unless ``next_anchor`` is passed. Where it is unknown (a ``None``
+entry, or a batch without the column: records from before it was recorded), each failed
+trajectory ends in a terminal node of its own (unreachable), which differs from the authors
+wherever that episode really ended in a state of its group's graph.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ class GraphNode:
 
     Attributes:
         label: the anchor (as text), ``"success"``, or ``"end of <traj_id>"`` for the state
-            after a failed trajectory's last step when no ``next_anchor`` was given.
+            after a failed trajectory's last step where that state is unknown.
         distance: reverse shortest-path distance to ``success`` (unreachable: the group's
             largest finite distance + 1).
         reachable: whether ``success`` can be reached from it.
@@ -127,9 +131,14 @@ def _next_codes(
         )
     if success is not None and len(success) != n:
         raise ConfigurationError(f"success must have one entry per row ({n}), got {len(success)}.", rows=n)
+    if next_anchor is None:
+        next_anchor = batch.next_anchor
     anchors = list(batch.anchor)
+    known = None
     if next_anchor is not None:
-        anchors += [canonical_anchor(a) for a in next_anchor]
+        given = [canonical_anchor(a) for a in next_anchor]
+        known = np.fromiter((a is not None for a in given), dtype=bool, count=n)
+        anchors += [a for a in given if a is not None]
     codes, n_states = factorize(anchors, column="anchor")
     distinct = list(dict.fromkeys(anchors))
     a_code = codes[:n]
@@ -143,14 +152,14 @@ def _next_codes(
     else:
         won = np.asarray(success, dtype=bool)
     nxt = np.empty(n, dtype=np.int64)
-    if next_anchor is not None:
-        nxt[:] = codes[n:]
-    else:
-        # In (trajectory, step) order row i's successor is row i + 1.
-        inner = order[:-1][~is_last[order[:-1]]]
-        nxt[inner] = a_code[order[1:][~is_last[order[:-1]]]]
-        last = np.flatnonzero(is_last)
-        nxt[last] = n_states + 1 + layout.traj[last]  # a terminal node per trajectory
+    # Unknown next states: in (trajectory, step) order row i's successor is row i + 1, and
+    # after a trajectory's last step comes a terminal node of its own.
+    inner = order[:-1][~is_last[order[:-1]]]
+    nxt[inner] = a_code[order[1:][~is_last[order[:-1]]]]
+    last = np.flatnonzero(is_last)
+    nxt[last] = n_states + 1 + layout.traj[last]
+    if known is not None:
+        nxt[known] = codes[n:]
     winning_last = is_last & won
     nxt[winning_last] = n_states  # the success node
     return a_code, nxt, n_states, distinct
@@ -220,8 +229,10 @@ def state_distances(
     Args:
         batch: the steps, any row order.
         next_anchor: the state each row's action led to (canonicalised like anchors); None
-            takes the next step's anchor and, after a failed trajectory's last step, a
-            terminal node of its own. A winning trajectory's last step always leads to ``success``.
+            reads the batch's ``next_anchor`` column. Where neither gives a row's (None, the
+            entry or the column), it is the next step's anchor and, after a failed trajectory's
+            last step, a terminal node of its own. A winning trajectory's last step always
+            leads to ``success``.
         success: per row, whether its trajectory succeeded; None uses the authors' rule
             (the trajectory's summed reward is > 0).
 

@@ -31,7 +31,16 @@ from pydantic import (
     model_validator,
 )
 
-__all__ = ["Base64Png", "Group", "Step", "StepBatch", "TokenSequence", "Trajectory", "canonical_anchor"]
+__all__ = [
+    "Base64Png",
+    "Group",
+    "Step",
+    "StepBatch",
+    "TokenSequence",
+    "Trajectory",
+    "canonical_anchor",
+    "next_anchors",
+]
 
 
 class _Record(BaseModel):
@@ -162,6 +171,12 @@ class Trajectory(_Record):
     sequences: list[TokenSequence] = Field(
         default_factory=list, description="Trajectory-mode token sequences (empty in step mode)."
     )
+    final_anchor: str | None = Field(
+        default=None,
+        description="Anchor of the state the episode ended in: the env's info['anchor'] after the "
+        "last step (GraphGPO's graph needs where a failed episode went). None where not recorded "
+        "(records written before this field, or by a source that does not know it).",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -214,7 +229,9 @@ class StepBatch:
     Columns (all of length ``n``): ``uid``, ``traj_id`` and ``anchor`` are object arrays of
     hashables; ``step_idx`` int64; ``reward`` float64; ``is_action_valid`` bool; ``agent_id``
     an object array, or ``None`` when there is one agent; ``env_step`` int64, or ``None`` when
-    every row is an env step of its own.
+    every row is an env step of its own; ``next_anchor`` an object array of the state each row's
+    action led to (canonical like ``anchor``; ``None`` entries where unknown), or ``None`` when
+    no row's is known (:func:`envhub.algos.graphgpo_advantages` reads it).
 
     With ``env_step`` (multi-agent episodes, Dr. MAS) a row is one agent call: the calls of one
     env step share its value, which never decreases along ``step_idx`` within a trajectory. The
@@ -230,6 +247,7 @@ class StepBatch:
     is_action_valid: NDArray[np.bool_]
     agent_id: NDArray[np.object_] | None = None
     env_step: NDArray[np.int64] | None = None
+    next_anchor: NDArray[np.object_] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.uid)
@@ -244,6 +262,8 @@ class StepBatch:
             columns["agent_id"] = self.agent_id
         if self.env_step is not None:
             columns["env_step"] = self.env_step
+        if self.next_anchor is not None:
+            columns["next_anchor"] = self.next_anchor
         bad = {name: len(col) for name, col in columns.items() if len(col) != n}
         if bad:
             raise ValueError(f"StepBatch columns must all have {n} rows (the length of uid); got {bad}.")
@@ -263,11 +283,16 @@ class StepBatch:
         is_action_valid: Sequence[bool] | NDArray[Any] | None = None,
         agent_id: Sequence[Hashable] | NDArray[Any] | None = None,
         env_step: Sequence[int] | NDArray[Any] | None = None,
+        next_anchor: Sequence[Any] | NDArray[Any] | None = None,
     ) -> StepBatch:
         """Build a batch from plain sequences, canonicalising anchors (arrays -> tuples)."""
         n = len(uid)
         anchors = np.empty(len(anchor), dtype=object)
         anchors[:] = [canonical_anchor(a) for a in anchor]
+        nexts = None
+        if next_anchor is not None:
+            nexts = np.empty(len(next_anchor), dtype=object)
+            nexts[:] = [canonical_anchor(a) for a in next_anchor]
         return cls(
             uid=_object_array(uid),
             traj_id=_object_array(traj_id),
@@ -279,6 +304,7 @@ class StepBatch:
             ),
             agent_id=None if agent_id is None else _object_array(agent_id),
             env_step=None if env_step is None else np.asarray(env_step, dtype=np.int64),
+            next_anchor=nexts,
         )
 
     @classmethod
@@ -287,8 +313,11 @@ class StepBatch:
 
         ``env_step`` is a column when any step has one; a step without one (a trajectory of
         single-agent rows in the same batch) counts as the env step of its ``step_idx``.
+        ``next_anchor`` is a column when any trajectory recorded its ``final_anchor``
+        (:func:`next_anchors`).
         """
-        steps = [s for g in groups for t in g.trajectories for s in t.steps]
+        trajectories = [t for g in groups for t in g.trajectories]
+        steps = [s for t in trajectories for s in t.steps]
         agents = [s.agent_id for s in steps]
         turns = [s.step_idx if s.env_step is None else s.env_step for s in steps]
         multi = any(s.env_step is not None for s in steps)
@@ -301,7 +330,28 @@ class StepBatch:
             is_action_valid=[s.is_action_valid for s in steps],
             agent_id=agents if len(set(agents)) > 1 else None,
             env_step=turns if multi else None,
+            next_anchor=next_anchors(
+                [t.final_anchor for t in trajectories], [[s.anchor for s in t.steps] for t in trajectories]
+            ),
         )
+
+
+def next_anchors(
+    final_anchor: Sequence[str | None], anchors: Sequence[Sequence[str]]
+) -> list[str | None] | None:
+    """The ``next_anchor`` column of trajectories in order, from each one's step anchors and final anchor.
+
+    A step leads to the next step's anchor; a trajectory's last step to its final anchor (None
+    where it recorded none). None (no column) when no trajectory recorded a final anchor.
+    """
+    if all(f is None for f in final_anchor):
+        return None
+    out: list[str | None] = []
+    for final, steps in zip(final_anchor, anchors, strict=True):
+        out += steps[1:]
+        if steps:
+            out.append(final)
+    return out
 
 
 def _object_array(values: Sequence[Any] | NDArray[Any]) -> NDArray[np.object_]:

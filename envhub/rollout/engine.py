@@ -494,6 +494,11 @@ class RolloutEngine:
             last = m.traj.steps[-1].info if m.traj.steps else m.info
             m.traj.won = bool(last.get("won", False))
             m.traj.task_score = float(last.get("task_score", 0.0) or 0.0)
+            if m.traj.steps:
+                # The state the episode ended in (m.info is the last step's info, also after a
+                # resume): GraphGPO's graph leads a failed episode's last step there, as the
+                # authors' rollout does with each step's next observation.
+                m.traj.final_anchor = str(m.info.get("anchor", ""))
             if m.builder is not None:
                 m.traj.sequences = m.builder.finish(m.traj.episode_return)
                 self.metrics.retokenization_splits.inc(m.builder.splits)

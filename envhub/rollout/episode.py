@@ -65,6 +65,7 @@ def run_episode(
                 info=json_safe_info(info),
             )
         )
+    traj.final_anchor = str(info["anchor"])  # the state after the last step (GraphGPO's graph)
     traj.won = bool(info.get("won", False))
     traj.task_score = float(info.get("task_score", 0.0))
     return traj

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from envhub.core.errors import ConfigurationError
-from envhub.core.records import Group, Step, StepBatch
+from envhub.core.records import Group, Step, StepBatch, next_anchors
 from envhub.rollout.queue.codec import GroupColumns
 
 __all__ = ["BuiltRows", "Overlong", "RowBatch", "build_rows", "build_rows_from_columns"]
@@ -214,6 +214,19 @@ def build_rows(
     )
 
 
+def _next_anchors(groups: Sequence[GroupColumns]) -> list[str | None] | None:
+    """The batch's ``next_anchor`` column, as :meth:`StepBatch.from_groups` builds it from records."""
+    finals: list[str | None] = []
+    anchors: list[list[str]] = []
+    for g in groups:
+        start = 0
+        for final, length in zip(g.final_anchor, g.length.tolist(), strict=True):
+            finals.append(final)
+            anchors.append(g.anchor[start : start + length])
+            start += length
+    return next_anchors(finals, anchors)
+
+
 def _truncate(step: Step, max_prompt: int | None, max_response: int | None) -> Step:
     """The step with its prompt's last ``max_prompt`` and its response's first ``max_response`` tokens."""
     prompt = list(step.prompt_token_ids or [])
@@ -256,6 +269,7 @@ def build_rows_from_columns(
         reward=np.concatenate([g.reward for g in groups]) if groups else [],
         is_action_valid=np.concatenate([g.is_action_valid for g in groups]) if groups else [],
         agent_id=agents if len(set(agents)) > 1 else None,
+        next_anchor=_next_anchors(groups),
     )
     chosen: list[tuple[int, int]] = []  # (group, step within the group) of each row kept
     kept: list[int] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -241,3 +242,32 @@ def test_returns_are_bounded_and_steps_into_success_get_the_most(rows: list[Row]
     progress = graph_step_returns(batch, gamma=0.5, normalize_distance=True)
     # A step that moves one closer earns 10, whatever its distance (the progress variant).
     np.testing.assert_array_equal(progress[d_next == d_anchor - 1], 10.0)
+
+
+def test_a_batch_next_anchor_column_is_used_and_none_means_unknown() -> None:
+    # The trainer's batches carry the recorded next states (StepBatch.from_groups): the same
+    # graph as the explicit argument. None entries take the default rule: the next step's
+    # anchor, after a failed trajectory's last step a terminal node of its own.
+    rows = trajectory("u", "t1", ["s0", "s1", "s2"], [0, 0, 0]) + trajectory(
+        "u", "t2", ["s0", "s4", "s5", "s3"], [0, 0, 0, 1]
+    )
+    full = ["s1", "s2", "s3", "s4", "s5", "s3", "x"]
+    finals_only = [None, None, "s3", None, None, None, None]
+    explicit = graphgpo_advantages(to_batch(rows), gamma=0.5, next_anchor=full)
+    column = dataclasses.replace(to_batch(rows), next_anchor=np.array(finals_only, dtype=object))
+    np.testing.assert_allclose(graphgpo_advantages(column, gamma=0.5), explicit, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(
+        state_distances(column)[1], state_distances(to_batch(rows), next_anchor=full)[1]
+    )
+    assert all(n.kind != "end" for n in transition_graphs(column)["u"].nodes)
+    # All unknown: the default graph, a terminal node after t1.
+    unknown = dataclasses.replace(to_batch(rows), next_anchor=np.array([None] * 7, dtype=object))
+    np.testing.assert_allclose(
+        graphgpo_advantages(unknown, gamma=0.5),
+        graphgpo_advantages(to_batch(rows), gamma=0.5),
+        rtol=0,
+        atol=0,
+    )
+    # The argument wins over the column.
+    wrong = dataclasses.replace(to_batch(rows), next_anchor=np.array(["zz"] * 7, dtype=object))
+    np.testing.assert_allclose(graphgpo_advantages(wrong, gamma=0.5, next_anchor=full), explicit, atol=0)

@@ -100,3 +100,37 @@ def test_array_anchors_become_hashable_tuples() -> None:
     assert batch.anchor[0] == ((1, 2), (3, 4))
     assert hash(batch.anchor[0])
     assert canonical_anchor(np.int64(3)) == 3 and canonical_anchor([1, [2]]) == (1, (2,))
+
+
+def test_step_batch_next_anchor_is_the_next_step_then_the_final_state() -> None:
+    t1 = Trajectory(
+        uid="g",
+        traj_id="t1",
+        env_id="e",
+        task_id="k",
+        steps=[_step("g", "t1", 0, 0.0), _step("g", "t1", 1, 0.0)],
+        final_anchor="end",
+    )
+    t2 = Trajectory(uid="g", traj_id="t2", env_id="e", task_id="k", steps=[_step("g", "t2", 0, 0.0)])
+    batch = StepBatch.from_groups([Group(uid="g", env_id="e", task_id="k", trajectories=[t1, t2])])
+    # t2 recorded no final state (an older payload): its last entry is unknown.
+    assert batch.next_anchor is not None and batch.next_anchor.tolist() == ["s1", "end", None]
+    # Without any final state recorded the column is absent, as before.
+    bare = StepBatch.from_groups([Group(uid="g", env_id="e", task_id="k", trajectories=[t2])])
+    assert bare.next_anchor is None
+    with pytest.raises(ValueError, match="must all have 2 rows"):
+        StepBatch.from_columns(
+            uid=["a", "b"],
+            traj_id=["t", "t"],
+            step_idx=[0, 1],
+            anchor=["x", "y"],
+            reward=[0, 0],
+            next_anchor=["y"],
+        )
+
+
+def test_final_anchor_is_optional_and_round_trips() -> None:
+    old = {"uid": "g", "traj_id": "t", "env_id": "e", "task_id": "k"}
+    assert Trajectory.model_validate(old).final_anchor is None
+    traj = Trajectory.model_validate({**old, "final_anchor": "room after"})
+    assert Trajectory.model_validate_json(traj.model_dump_json()).final_anchor == "room after"

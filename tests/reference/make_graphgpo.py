@@ -25,7 +25,7 @@ reward on the row's last response token, then ``compute_graphgpo_outcome_advanta
 Groups are random walks on a random deterministic transition table per task, so trajectories
 share states, revisit them, and reach the goal by different paths, or not at all. A failed
 episode's final observation is the real next state; in half the batches it is instead a state
-of its own ("fresh ends"), which is what envhub assumes when it is given no ``next_anchor``.
+of its own ("fresh ends"), which is what envhub assumes where a final state is unknown.
 """
 
 from __future__ import annotations

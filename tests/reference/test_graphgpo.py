@@ -11,6 +11,7 @@ advantages within rtol 1e-4 / atol 1e-5 on every row (the reference's float32
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -90,6 +91,36 @@ def test_without_next_anchor_matches_when_failed_episodes_end_in_fresh_states(in
     b, order, batch, _ = _case(index, with_next=False)
     got = graphgpo_advantages(
         batch,
+        mode=b["mode"],
+        gamma=b["gamma"],
+        step_advantage_w=b["step_w"],
+        episode_advantage_w=b["episode_w"],
+        normalize_distance=b["normalize_distance"],
+        invalid_penalty=b["coef"],
+    )
+    np.testing.assert_allclose(got, np.asarray(b["advantages"])[order], rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("index", range(len(BATCHES)))
+def test_the_recorded_final_states_alone_reproduce_the_authors(index: int) -> None:
+    """What the trainer has: each trajectory's final state (``Trajectory.final_anchor``), no
+    other next states. ``StepBatch.from_groups`` puts it on the last row and the next step's
+    anchor on the others; here the other rows are left unknown (None), which must give the
+    same graph. The authors' rollout takes every row's next state from the env
+    (``next_obs['anchor']`` in ``recipe/GraphGPO/rollout_loop.py``)."""
+    b, order, batch, nxt = _case(index, with_next=True)
+    assert nxt is not None
+    last = {b["rows"][int(i)]["traj"]: k for k, i in enumerate(order)}
+    steps = batch.step_idx
+    for k, i in enumerate(order):  # the row with the largest step of its trajectory
+        t = b["rows"][int(i)]["traj"]
+        if steps[k] > steps[last[t]]:
+            last[t] = k
+    finals = np.full(len(order), None, dtype=object)
+    for k in last.values():
+        finals[k] = nxt[k]
+    got = graphgpo_advantages(
+        dataclasses.replace(batch, next_anchor=finals),
         mode=b["mode"],
         gamma=b["gamma"],
         step_advantage_w=b["step_w"],

@@ -290,6 +290,8 @@ class GroupColumns:
             (``step_policy_version`` is -1 where unknown).
         prompt_ids, response_ids, response_logprobs: per-step arrays or ``None``.
         episode_return, won, length: per-trajectory values (for the trainer's metrics).
+        final_anchor: per trajectory, the state it ended in (None where unrecorded, as in
+            payloads written before trajectories had it).
     """
 
     uid: str
@@ -312,6 +314,7 @@ class GroupColumns:
     episode_return: NDArray[np.float64]
     won: NDArray[np.bool_]
     length: NDArray[np.int64]
+    final_anchor: list[str | None]
 
     def __len__(self) -> int:
         return len(self.traj_id)
@@ -386,4 +389,9 @@ def _columns(body: dict[str, Any]) -> GroupColumns:
         episode_return=np.asarray([sum(r) for r in rewards], dtype=np.float64),
         won=np.asarray([bool(t.get("won", False)) for t in body["trajectories"]], dtype=bool),
         length=np.asarray([len(t["steps"]) for t in body["trajectories"]], dtype=np.int64),
+        final_anchor=[_optional_str(t.get("final_anchor")) for t in body["trajectories"]],
     )
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -94,6 +94,7 @@ def _groups(draw: st.DrawFn) -> Group:
                 won=draw(st.booleans()),
                 task_score=draw(st.floats(allow_nan=False)),
                 sequences=[draw(_sequences(uid, traj_id)) for _ in range(draw(st.integers(0, 2)))],
+                final_anchor=draw(st.none() | _text),
             )
         )
     return Group(

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+import msgpack
 import pytest
 import torch
 
 from envhub.core.errors import ConfigurationError, QueueError
 from envhub.core.records import Group
-from envhub.rollout.queue.codec import decode_columns, decode_group, encode_group
+from envhub.rollout.queue.codec import decode_columns, decode_group, encode_group, pack, unpack
 from envhub.train.rows import Overlong, build_rows, build_rows_from_columns
 
 _TENSORS = (
@@ -52,7 +54,7 @@ def test_columnar_rows_equal_the_rows_of_the_decoded_records(
     overlong: Overlong,
 ) -> None:
     payloads = [encode_group(g, compress=compress) for g in _mixed(group_factory)]
-    limits = {
+    limits: dict[str, Any] = {
         "max_prompt_tokens": max_prompt_tokens,
         "max_response_tokens": max_response_tokens,
         "overlong": overlong,
@@ -101,3 +103,25 @@ def test_columnar_rows_of_untokenised_groups_say_what_to_do(group_factory: Calla
     group.trajectories[0].steps[0].prompt_token_ids = None
     with pytest.raises(ConfigurationError, match="model backend"):
         build_rows_from_columns([decode_columns(encode_group(group))], pad_token_id=0)
+
+
+def test_columns_carry_each_trajectorys_final_state_and_old_payloads_still_decode(
+    group_factory: Callable[..., Group],
+) -> None:
+    group = group_factory("g0", n=2, steps=3)
+    group.trajectories[0].final_anchor = "room 9"  # the second recorded none
+    columns = decode_columns(encode_group(group))
+    assert columns.final_anchor == ["room 9", None]
+    built = build_rows_from_columns([columns], pad_token_id=0)
+    slow = build_rows([decode_group(encode_group(group))], pad_token_id=0)
+    for steps in (built.steps, slow.steps):
+        assert steps.next_anchor is not None
+        assert steps.next_anchor.tolist() == ["room 1", "room 2", "room 9", "room 1", "room 2", None]
+    # A payload written before trajectories had final_anchor (the field absent from its body).
+    body = unpack(msgpack.unpackb(encode_group(group_factory("g1")))["body"])
+    for traj in body["trajectories"]:
+        traj.pop("final_anchor", None)
+    old = msgpack.packb({"schema": 1, "kind": "group", "zlib": False, "body": pack(body)})
+    assert [t.final_anchor for t in decode_group(old).trajectories] == [None, None]
+    assert decode_columns(old).final_anchor == [None, None]
+    assert build_rows_from_columns([decode_columns(old)], pad_token_id=0).steps.next_anchor is None

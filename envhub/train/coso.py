@@ -81,7 +81,8 @@ class ActionClassifier(nn.Module):
 
     The authors' MiniBert (``digirl/models/causal.py``): token, position and (one) segment
     embedding summed, LayerNorm, dropout, post-norm GELU encoder layers, a mean over positions,
-    dropout, a linear head. Their sizes are the defaults.
+    dropout, a linear head. Their sizes are the defaults, and their initialisation: PyTorch's
+    defaults (N(0, 1) embeddings), drawn in their order, so a seed gives their weights.
 
     Args:
         vocab_size: embedding rows (the policy's vocabulary, plus one if it has no unknown token).
@@ -105,10 +106,16 @@ class ActionClassifier(nn.Module):
     ) -> None:
         super().__init__()
         self.max_positions = max_positions
+        # Every parameter starts at PyTorch's default, as the authors' classifier does: their
+        # MiniBert subclasses PreTrainedModel directly and defines no ``_init_weights``, so its
+        # ``init_weights()`` applies the base class's no-op (transformers 4.47.1, their pin);
+        # embeddings stay N(0, 1), not BERT's N(0, 0.02). Parameters are created in the
+        # authors' order, so a seed gives their draws (tests/train/test_coso.py pins both).
         self.token = nn.Embedding(vocab_size, hidden)
         self.position = nn.Embedding(max_positions, hidden)
-        # The authors add the embedding of token type 0 to every position: a learned offset.
-        self.segment = nn.Parameter(torch.zeros(hidden))
+        # The authors add the embedding of token type 0 to every position: a learned offset,
+        # the first row of their two-row token-type table (drawn whole, N(0, 1)).
+        self.segment = nn.Parameter(torch.randn(2, hidden)[0].clone())
         self.norm = nn.LayerNorm(hidden, eps=1e-12)
         self.dropout = nn.Dropout(dropout)
         self.layers = nn.ModuleList(
@@ -118,8 +125,6 @@ class ActionClassifier(nn.Module):
             for _ in range(layers)
         )
         self.head = nn.Linear(hidden, num_labels)
-        for p in (self.token.weight, self.position.weight):
-            nn.init.normal_(p, std=0.02)
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Label logits ``(rows, labels)`` of ``ids`` ``(rows, T)``; ``mask`` 1 on real tokens."""

@@ -19,6 +19,7 @@ import torch
 
 from envhub.train.coso import (
     ActionClassifier,
+    CausalEntropy,
     causal_entropy,
     effect_weights,
     skip_token_ids,
@@ -161,3 +162,42 @@ def test_causal_entropy_matches_the_authors(index: int, tokenizer: Any, classifi
     # the log-probs the authors return are the same distribution's
     logp = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
     np.testing.assert_allclose(logp[0].numpy(), case["log_prob"], rtol=1e-5, atol=1e-5)
+
+
+INIT: dict[str, Any] = load_json("coso_init.json.gz")
+
+
+def _init_matches(model: ActionClassifier, theirs: dict[str, Any], where: str) -> None:
+    names = set()
+    for name, p in model.named_parameters():
+        key = "token_type_embeddings.weight[0]" if name == "segment" else _authors_name(name)
+        names.add(key)
+        want, flat = theirs[key], p.detach().reshape(-1)
+        assert list(p.shape) == want["shape"], (where, name)
+        # The first values bit for bit: the same draws in the same order. (A torch whose CPU
+        # generator draws differently than the fixture's torch fails here; see its versions.)
+        assert [float(v) for v in flat[:8]] == want["head"], (where, name, INIT["versions"])
+        assert float(flat.double().sum()) == pytest.approx(want["sum"], rel=1e-9, abs=1e-9), (where, name)
+        assert float((flat.double() ** 2).sum()) == pytest.approx(want["sumsq"], rel=1e-9), (where, name)
+    assert names == set(theirs)
+
+
+@pytest.mark.parametrize("index", range(len(INIT["cases"])))
+def test_the_classifier_starts_with_the_authors_initial_weights(index: int) -> None:
+    """``make_coso_init.py`` built the authors' MiniBert under their transformers (4.47.1): its
+    ``init_weights()`` is the base class's no-op, so PyTorch's defaults stay (embeddings N(0, 1)).
+    envhub's classifier, seeded the same way, draws the same weights."""
+    assert INIT["versions"]["init_weights_is_the_base_no_op"] is True
+    assert INIT["versions"]["transformers"] == "4.47.1"
+    case = INIT["cases"][index]
+    torch.manual_seed(case["seed"])
+    model = ActionClassifier(case["vocab"], case["labels"])
+    _init_matches(model, case["parameters"], f"case {index}")
+
+
+def test_the_trainers_causal_entropy_starts_with_the_authors_classifier(tokenizer: Any) -> None:
+    """``CausalEntropy(seed=s)`` (the trainer's) gives the authors' model built after
+    ``torch.manual_seed(s)``: the tiny tokenizer with its unk, the authors' 8 labels."""
+    case = next(c for c in INIT["cases"] if c["vocab"] == len(tokenizer) and c["labels"] == 8)
+    coso = CausalEntropy(len(tokenizer), tokenizer, max_labels=8, seed=case["seed"])
+    _init_matches(coso.classifier, case["parameters"], "CausalEntropy")

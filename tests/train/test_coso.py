@@ -177,3 +177,30 @@ def test_bad_coso_settings_are_refused_when_the_config_loads(tmp_path: Path) -> 
         load_config(None, {**base, "loss.coso.lr": math.inf})
     with pytest.raises(ConfigurationError, match=r"loss\.entropy_coef"):
         load_config(None, {**base, "loss.entropy_coef": math.inf})
+
+
+def test_the_classifier_starts_at_pytorchs_defaults_as_the_authors_does() -> None:
+    """The authors' MiniBert never applies an init of its own (transformers 4.47.1's base
+    ``_init_weights`` is a no-op and theirs defines none), so its embeddings start N(0, 1), the
+    token-type offset too, and every layer at PyTorch's default. It matters for the online
+    schedule: Adam at lr 1e-5 moves an embedding entry by about 1e-5 a step, which is 0.001%
+    of an N(0, 1) entry but 0.05% of an N(0, 0.02) one, fifty times faster through the
+    LayerNorm that follows. The authors' sizes; 1000 x 128 token entries."""
+    torch.manual_seed(0)
+    model = ActionClassifier(1000, 8)
+    for name, p in (("token", model.token.weight), ("position", model.position.weight)):
+        assert abs(float(p.mean())) < 0.02 and abs(float(p.std()) - 1.0) < 0.02, name
+    # One N(0, 1) vector of 128 entries: its spread is that of the table it comes from.
+    assert 0.8 < float(model.segment.std()) < 1.2 and abs(float(model.segment.mean())) < 0.3
+    assert torch.equal(model.norm.weight, torch.ones(128)) and torch.equal(model.norm.bias, torch.zeros(128))
+    # Linear layers: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) weights and biases (nn.Linear's default).
+    layer = model.layers[0]
+    assert isinstance(layer, torch.nn.TransformerEncoderLayer)
+    for linear in (model.head, layer.linear1, layer.linear2):
+        bound = 1.0 / math.sqrt(linear.in_features)
+        assert 0.9 * bound < float(linear.weight.abs().max()) <= bound
+        assert float(linear.bias.abs().max()) <= bound
+    attention = layer.self_attn
+    assert attention.in_proj_bias is not None and float(attention.in_proj_bias.abs().max()) == 0.0
+    xavier = math.sqrt(6.0 / (128 + 3 * 128))  # xavier_uniform_ on the (3 * 128, 128) projection
+    assert 0.9 * xavier < float(attention.in_proj_weight.abs().max()) <= xavier

@@ -221,7 +221,7 @@ def test_a_push_whose_jobs_do_not_end_stops_the_run_at_its_drain_deadline_with_a
             while not rollouts.jobs:
                 await asyncio.sleep(0.01)
             start = time.monotonic()
-            with pytest.raises(PushDrainTimeoutError, match="waited .* for 1 play") as err:
+            with pytest.raises(PushDrainTimeoutError, match=r"waited .* for 1 play") as err:
                 await rollouts.push_weights(None, 2)
             waited = time.monotonic() - start
             assert DELAY_S / 4 <= waited < DELAY_S, waited  # at the deadline, not when the job ended

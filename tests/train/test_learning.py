@@ -82,10 +82,11 @@ def _greedy(result: TrainResult) -> tuple[float, float]:
     return validation[0], validation[-1]
 
 
-#: Seeds tried in turn until one run clears the bar. Reading the room is a symmetry break that
-#: a run finds most of the time, not always (asynchronous rollouts make a seed's run vary, too:
-#: docs/training.md has the runs tried). A broken trainer clears it with neither: every run is
-#: printed, and the control below gets the same iterations with the advantages zeroed.
+#: Seeds tried in turn until one run clears the bar (each the run's seed and its sampling seed,
+#: so each run is the same every time on one machine). Reading the room is a symmetry break that
+#: a run finds most of the time, not always (docs/training.md has the runs tried). A broken
+#: trainer clears it with none: every run is printed, and the control below gets the same
+#: iterations with the advantages zeroed.
 SEEDS = (0, 1, 2, 3, 4)
 
 
@@ -98,7 +99,8 @@ def test_each_algorithm_beats_the_blind_ceiling_on_held_out_rooms(
         # The run ends at the first validation that clears the bar (validation.stop_at): at most
         # the recipe's iterations, which the control below runs in full.
         bar = {"validation.stop_at": ceiling.success + MARGIN}
-        result = _run(model_dir, tmp_path / f"{algo}-{seed}", algo=algo, seed=seed, **bar)
+        run = {"seed": seed, "rollout.sampling_seed": seed, **bar}
+        result = _run(model_dir, tmp_path / f"{algo}-{seed}", algo=algo, **run)
         before, after = _greedy(result)
         tried.append(f"seed {seed}: {before:.3f} -> {after:.3f}")
         print(f"{algo}: greedy held-out success {tried[-1]}; {ceiling.describe()}")
@@ -135,3 +137,17 @@ def test_the_same_run_with_zero_advantages_stays_where_it_started(
     )
     assert abs(late - first) <= noise, f"training success moved from {first:.3f} to {late:.3f}"
     assert after < ceiling.success + MARGIN
+
+
+def test_the_recipe_s_run_is_the_same_run_each_time(model_dir: Path, tmp_path: Path) -> None:
+    """`make demo` shows what the recipe's seeds give, every time: the same rollouts, the same updates.
+
+    ``rollout.sampling_seed`` seeds every group step's sampling from the group's reset seed and the
+    step, so the order in which concurrent groups reach the sampler changes nothing.
+    """
+    keys = ("rollout/success", "rollout/reward", "advantage/abs_mean", "actor/loss", "actor/grad_norm")
+    over = {"iterations": 4, "validation.every": 0, "validation.before_training": False}
+    runs = [_run(model_dir, tmp_path / f"run{i}", **over) for i in range(2)]
+    first, second = ([[it.metrics[k] for k in keys] for it in r.iterations] for r in runs)
+    assert len(first) == 4
+    assert first == second

@@ -325,8 +325,6 @@ class RolloutSettings(RolloutRequest):
                 "rollout.policy names a served policy, which generation='transformers' (sampling in "
                 "this process) does not use: set generation: openai, or leave policy out"
             )
-        if self.generation == "openai" and not self.policy_url:
-            raise ValueError("generation='openai' needs policy_url (the vLLM server's base URL).")
         if self.rollout_service and not self.queue.startswith(("redis://", "rediss://")):
             raise ValueError(
                 "rollout_service needs queue to be a redis:// URL (where the service publishes)."
@@ -646,7 +644,8 @@ class AgentPolicyConfig(_Strict):
     for the verifier, with the run's ``model`` and ``optim`` settings but these. With
     ``adapter: true`` the agent is instead a LoRA adapter of its own on the top-level model (one
     base in memory; the top-level ``model.lora`` gives its shape, ``model: {lora: ...}`` here
-    another).
+    another). Under ``rollout.generation: openai`` an agent with a model of its own samples from
+    a server of its own, ``policy`` (the endpoint spec of ``rollout.policy``).
     """
 
     model: ModelConfig = Field(description="The agent's model: the top-level model keys, these over them.")
@@ -657,6 +656,13 @@ class AgentPolicyConfig(_Strict):
         default=False,
         description="A LoRA adapter of its own on the top-level model (needs model.lora) instead of "
         "a model of its own.",
+    )
+    policy: PolicyEndpoint | None = Field(
+        default=None,
+        description="rollout.generation: openai: the OpenAI-compatible server (vLLM) that serves this "
+        "agent's model, whole as rollout.policy is (base_url and model; tokenizer, default the agent's "
+        "model.path; max_concurrency, timeout_s). The trainer samples the agent's calls there and "
+        "pushes its weights into it; its key comes from ENVHUB_POLICY_API_KEY.",
     )
 
 
@@ -741,7 +747,7 @@ class TrainConfig(_Strict):
             raise ValueError(f"advantage: {exc}") from None
         if self.loss.old_logprobs == "rollout" and self.rollout.generation == "transformers":
             pass  # the in-process sampler records processed logprobs: usable as old logprobs
-        problems = _agent_problems(self) + _env_problems(self)
+        problems = _served_problems(self) + _agent_problems(self) + _env_problems(self)
         if problems:
             raise ValueError("; ".join(problems))
         if self.grounded.enabled:
@@ -821,11 +827,11 @@ def _own_model_problems(config: TrainConfig) -> list[str]:
         for role in config.agents
         if role not in agents.roles
     ]
-    if rollout.generation != "transformers" or rollout.rollout_service:
+    if rollout.rollout_service:
         problems.append(
-            "agents: each agent's model samples its calls in this process; set "
-            "rollout.generation='transformers' without rollout.rollout_service (a served model per "
-            "agent is not wired)"
+            "agents: a rollout service samples one served model; a model per agent samples in this "
+            "process, or from a server of its own (rollout.generation: openai with agents.<role>.policy); "
+            "leave rollout.rollout_service out"
         )
     if config.loss.entropy == "coso":
         problems.append(
@@ -849,6 +855,85 @@ def _own_model_problems(config: TrainConfig) -> list[str]:
             for key in top
             if top[key] != own[key]
         )
+    return problems
+
+
+def _served_problems(config: TrainConfig) -> list[str]:
+    """What is wrong with the run's served models (``generation: openai``; empty: nothing).
+
+    Each served model has a server of its own: the shared model ``rollout.policy_url``, each
+    agent with a model of its own ``agents.<role>.policy``. Two models on one server cannot be:
+    a push reloads the whole server's weights.
+    """
+    rollout = config.rollout
+    served = rollout.generation == "openai"
+    problems = [
+        f"agents.{role}.policy names a served model, which rollout.generation='transformers' "
+        "(sampling in this process) does not use: set rollout.generation: openai, or leave "
+        f"agents.{role}.policy out"
+        for role, spec in config.agents.items()
+        if spec.policy is not None and not served
+    ]
+    problems.extend(
+        f"agents.{role}.policy.api_key: a recipe carries no secrets; set ENVHUB_POLICY_API_KEY instead"
+        for role, spec in config.agents.items()
+        if spec.policy is not None and spec.policy.api_key is not None
+    )
+    if not served:
+        return problems
+    for role, spec in config.agents.items():
+        if spec.adapter:
+            problems.append(
+                f"agents.{role}.adapter: a LoRA adapter per agent samples in this process, not under "
+                f"rollout.generation='openai'; give the agent a model of its own (agents.{role}.model) "
+                f"and its server (agents.{role}.policy), or use generation: transformers"
+            )
+        elif spec.policy is None:
+            problems.append(
+                f"agents.{role}.policy: under rollout.generation='openai' an agent with a model of its "
+                f"own samples from a server of its own; give agents.{role}.policy: {{base_url: <the "
+                f"vLLM server of agents.{role}.model.path>, model: <its served name>}}"
+            )
+    roles = config.rollout.agents.roles if config.rollout.agents is not None else ()
+    sharing = [role for role in roles if role not in config.agents] if roles else ["every role"]
+    if sharing and not rollout.policy_url:
+        problems.append(
+            f"generation='openai' needs policy_url (the vLLM server's base URL) for the model that "
+            f"plays {', '.join(sharing)}"
+        )
+    if not sharing and rollout.policy_url:
+        problems.append(
+            "rollout.policy_url: every role of the orchestra has a model and a server of its own "
+            "(agents.<role>.policy), so nothing is sampled there; leave rollout.policy_url and "
+            "rollout.policy out"
+        )
+    problems.extend(_shared_servers(config, top=bool(sharing)))
+    return problems
+
+
+def _server_root(url: str) -> str:
+    """A server's root URL (no trailing ``/`` or ``/v1``): two spellings of one server are equal."""
+    return url.rstrip("/").removesuffix("/v1").rstrip("/")
+
+
+def _shared_servers(config: TrainConfig, *, top: bool) -> list[str]:
+    """Two served models on one server (the shared model's, when ``top``, and the agents')."""
+    owners: dict[str, str] = {}
+    if top and config.rollout.policy_url:
+        owners[_server_root(config.rollout.policy_url)] = "rollout.policy_url (the shared model)"
+    problems = []
+    for role, spec in config.agents.items():
+        if spec.policy is None or spec.adapter:
+            continue
+        root = _server_root(spec.policy.base_url)
+        if root in owners:
+            problems.append(
+                f"agents.{role}.policy.base_url {spec.policy.base_url!r} is also the server of "
+                f"{owners[root]}: each model needs a server of its own (a push reloads the whole "
+                "server's weights); start one vLLM server per model"
+            )
+        else:
+            owners[root] = f"agents.{role}"
     return problems
 
 

@@ -15,7 +15,9 @@ policy has one set of weights, whether this process plays on it or a rollout ser
 so a push closes a gate (:class:`_WeightSwap`): plays that come wait, the push waits until the
 groups (or service jobs) in flight have finished, swaps the weights and opens the gate at the new
 version. No group runs across a swap, and every group is labelled with the version of the
-weights that sampled it.
+weights that sampled it. With a served model per agent (Dr. MAS, :class:`ServedPolicy`) one
+gate covers every server a team plays on: a push drains the team's plays, swaps the weights of
+each server, and opens the gate once every one holds the new version.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -49,6 +52,7 @@ __all__ = [
     "MissingCredentialsError",
     "PushDrainTimeoutError",
     "RolloutSource",
+    "ServedPolicy",
     "ServiceRollouts",
     "build_env_pool",
     "check_ack_interval",
@@ -317,6 +321,19 @@ class _WeightSwap:
                 self._changed.notify_all()
 
 
+@dataclass
+class ServedPolicy:
+    """One served model: the backend its calls go to, and the sync that pushes weights into it.
+
+    ``weight_sync`` (``envhub.train.weight_sync``, e.g. :class:`~envhub.train.weight_sync.DiskVllmSync`)
+    has ``push(model, version)`` and ``aclose()``; None: the weights are never pushed (the ranks
+    of a torchrun that do not push, tests).
+    """
+
+    backend: PolicyBackend
+    weight_sync: Any | None = None
+
+
 def build_env_pool(env_id: str, settings: RolloutSettings, *, token: str | None = None) -> EnvPool:
     """In-process envs, or the env servers of ``settings.env_urls`` (with bearer ``token``)."""
     if settings.env_urls:
@@ -338,8 +355,12 @@ class EngineRollouts:
             (a sampler over a copy of the trainer's weights); None with a served policy.
         agent_factories: role -> such a factory, for the roles with a model of their own
             (Dr. MAS; each over its model's tokenizer and device).
-        served: the served policy's backend (OpenAI-compatible), when not in process.
+        served: the served policy's backend (OpenAI-compatible), when not in process; with
+            ``served_agents``, the model of the roles left out (None when every role has its own).
         weight_sync: pushes weights into the served policy (``envhub.train.weight_sync``).
+        served_agents: role -> its own served model (Dr. MAS: a model and a server per agent);
+            a push syncs each role's weights into its server, under the one drain gate. Their
+            backends and syncs are closed with this source.
         run_id: prefix of the group ids.
         sequence_builder: ``factory(uid, traj_id)`` of trajectory-mode builders (needed with
             ``settings.trajectory_mode``; :class:`~envhub.rollout.sequences.SequenceBuilder`).
@@ -357,14 +378,22 @@ class EngineRollouts:
         run_id: str = "run",
         sequence_builder: Callable[[str, str], SequenceBuilderLike] | None = None,
         agent_factories: Mapping[str, Any] | None = None,
+        served_agents: Mapping[str, ServedPolicy] | None = None,
     ) -> None:
-        if (backend_factory is None and not agent_factories) == (served is None):
+        in_process = backend_factory is not None or bool(agent_factories)
+        if in_process and (served is not None or served_agents):
             raise ConfigurationError(
-                "EngineRollouts needs exactly one of backend_factory (or agent_factories) or served."
+                "EngineRollouts samples in process (backend_factory, agent_factories) or from served "
+                "policies (served, served_agents), not both."
             )
-        if agent_factories and served is not None:
-            raise ConfigurationError("A model per agent samples in process; it takes no served policy.")
+        if not in_process and served is None and not served_agents:
+            raise ConfigurationError(
+                "EngineRollouts needs a sampler: backend_factory or agent_factories (in process), or "
+                "served or served_agents (OpenAI-compatible servers)."
+            )
         self._agent_factories = dict(agent_factories or {})
+        #: role -> the role's own served model (its backend and weight sync).
+        self._served_agents = dict(served_agents or {})
         #: version -> role -> the sampler of the role's own model at that version.
         self._teams: dict[int, dict[str, PolicyBackend]] = {}
         self._builder = sequence_builder
@@ -382,7 +411,7 @@ class EngineRollouts:
     @property
     def drains(self) -> bool:
         """A served policy: a push waits for the plays in flight (in process: one sampler per version)."""
-        return self._served is not None
+        return self._served is not None or bool(self._served_agents)
 
     def job_id(self, version: int) -> str:
         """The job id of this source's groups sampled at ``version``."""
@@ -400,15 +429,18 @@ class EngineRollouts:
         group_size: int | None = None,
         queue: GroupQueue | None = None,
     ) -> int:
-        backend = self._served if self._served is not None else self._backends.get(version)
-        agents = self._teams.get(version, {})
-        if backend is None and not agents:
-            raise ConfigurationError(f"No sampler holds policy version {version}; push_weights it first.")
+        if self.drains:
+            backend = self._served
+            agents = {role: own.backend for role, own in self._served_agents.items()}
+        else:
+            backend, agents = self._backends.get(version), self._teams.get(version, {})
+            if backend is None and not agents:
+                raise ConfigurationError(f"No sampler holds policy version {version}; push_weights it first.")
         # The run's rollout section is the job; this call's sampling, group size and tasks over it.
         request = self.settings.job(
             sampling=sampling, group_size=group_size or self.settings.group_size, policy_version=version
         )
-        held = self._swap.play(version) if self._served is not None else contextlib.nullcontext()
+        held = self._swap.play(version) if self.drains else contextlib.nullcontext()
         async with held:
             self._live[version] = self._live.get(version, 0) + len(tasks)
             try:
@@ -431,7 +463,7 @@ class EngineRollouts:
     async def _retire(self) -> None:
         """Drop in-process samplers of versions no group uses any more (all but the newest)."""
         versions = set(self._backends) | set(self._teams)
-        if self._served is not None or not versions:
+        if self.drains or not versions:
             return
         newest = max(versions)
         for version in [v for v in versions if v != newest and not self._live.get(v)]:
@@ -450,12 +482,15 @@ class EngineRollouts:
         barrier: Callable[[], Awaitable[None]] | None = None,
     ) -> dict[str, float]:
         start = time.perf_counter()
-        self.jobs[self.job_id(version)] = version
-        if agents and set(agents) != set(self._agent_factories):
+        own = set(self._agent_factories) | set(self._served_agents)
+        if set(agents or {}) != own:
             raise ConfigurationError(
-                f"push_weights got models for {sorted(agents)}; this source samples "
-                f"{sorted(self._agent_factories)} from their own models."
+                f"push_weights got models for {sorted(agents or {})}; this source samples "
+                f"{sorted(own) or 'no role'} from their own models.",
+                given=sorted(agents or {}),
+                own=sorted(own),
             )
+        self.jobs[self.job_id(version)] = version
         if self._factory is not None or self._agent_factories:
             # Each rank samples with its own copy: a group runs on the sampler of the version
             # it was admitted at, from start to end, and is labelled with that version.
@@ -471,19 +506,34 @@ class EngineRollouts:
             if barrier is not None:
                 await barrier()
             return {"time/sync_s": time.perf_counter() - start}
-        # One served model: hold new groups and wait until none runs on the old weights, on any
-        # rank, then swap them (rank 0 pushes; its weight sync is the only one), and start or
-        # label groups with the new version only once every rank knows the push is done.
-        assert self._served is not None
+        # Served models: hold new groups and wait until none runs on the old weights, on any
+        # rank, then swap them (rank 0 pushes; its weight syncs are the only ones), and start or
+        # label groups with the new version only once every rank knows the push is done. A team
+        # plays on every server at once, so one gate covers them all: no play starts until each
+        # server holds the new weights.
         async with self._swap.push(version):
             if barrier is not None:
                 await barrier()
             drained = time.perf_counter()
-            report = await self._sync.push(model, version) if self._sync is not None else {}
+            report: Mapping[str, Any] = {}
+            if self._served is not None and self._sync is not None and model is not None:
+                report = await self._sync.push(model, version)
+            roles: dict[str, Mapping[str, Any]] = {}
+            for role, served in self._served_agents.items():
+                if served.weight_sync is not None:
+                    roles[role] = await served.weight_sync.push((agents or {})[role], version)
             if barrier is not None:
                 await barrier()
-            self._served.policy_version = version
-        return _sync_timings(start, drained, report)
+            if self._served is not None:
+                self._served.policy_version = version
+            for served in self._served_agents.values():
+                served.backend.policy_version = version
+        timings = _sync_timings(start, drained, report)
+        for role, own_report in roles.items():
+            timings.update(
+                {f"sync/{role}/{k}": float(v) for k, v in own_report.items() if isinstance(v, int | float)}
+            )
+        return timings
 
     async def aclose(self) -> None:
         for backend in self._backends.values():
@@ -495,6 +545,10 @@ class EngineRollouts:
         self._teams.clear()
         if self._served is not None:
             await self._served.aclose()
+        for served in self._served_agents.values():
+            await served.backend.aclose()
+            if served.weight_sync is not None:
+                await served.weight_sync.aclose()
         await self.envs.aclose()
 
 

@@ -29,7 +29,9 @@ sampler, the vLLM push and checkpoints get them gathered, and those steps run on
 A multi-agent run (``rollout.agents``, Dr. MAS) trains one shared model on every role's rows, or
 with ``agents:`` a model per agent (:class:`AgentPolicy`): each role's calls are sampled by its
 own model, its rows go to its own learner and optimizer, and every update records each agent's
-gradient norm (``agent/<role>/grad_norm``). A model per agent runs in one process.
+gradient norm (``agent/<role>/grad_norm``). A model per agent runs in one process; it samples
+there, or (``generation: openai``) from a server of its own (``agents.<role>.policy``), into
+which each push syncs its weights.
 Over a shared (Redis) queue rank 0 alone reads the run's groups and scatters them to the ranks
 (:meth:`Trainer._take_scattered`), so every group is used by one rank once; the checkpoint
 records which rank used which (``assignments``). Every rank passes a barrier around each weight
@@ -100,6 +102,7 @@ from envhub.train.parallel import (
 from envhub.train.rollouts import (
     EngineRollouts,
     RolloutSource,
+    ServedPolicy,
     ServiceRollouts,
     build_env_pool,
     check_ack_interval,
@@ -564,64 +567,95 @@ class Trainer:
             )
         return queue
 
-    def _weight_sync(self) -> Any | None:
+    def _weight_sync(self, name: str = SHARED_POLICY) -> Any | None:
+        """What pushes policy ``name``'s weights into its server (the shared model's at
+        ``rollout.policy_url``, an agent's at ``agents.<role>.policy``); None in process, or on a
+        rank that does not push."""
         settings = self.config.rollout
         if settings.generation != "openai" or not self.dist.main:
             return None
         from envhub.train.weight_sync import DiskVllmSync
 
-        assert settings.policy_url is not None
-        return DiskVllmSync(
-            settings.policy_url, self.run_dir / "weights", api_key=self.credentials.policy_api_key
-        )
+        if name == SHARED_POLICY:
+            assert settings.policy_url is not None  # checked at load
+            url, root = settings.policy_url, self.run_dir / "weights"
+        else:
+            policy = self.config.agents[name].policy
+            assert policy is not None  # checked at load
+            # Not under weights/: a push there deletes every other v* entry ("verifier" too).
+            url, root = policy.base_url, self.run_dir / "agent-weights" / name
+        return DiskVllmSync(url, root, api_key=self.credentials.policy_api_key)
 
     async def _check_weight_sync(self) -> None:
-        """Fail before iteration 1 when the served policy cannot take new weights (a route missing)."""
-        sync = self._weight_sync()
-        if sync is None:
-            return
-        try:
-            await sync.check_routes()
-        finally:
-            await sync.aclose()
+        """Fail before iteration 1 when a served model's server cannot take new weights (a route missing)."""
+        for name in self.policies:
+            sync = self._weight_sync(name)
+            if sync is None:
+                return
+            try:
+                await sync.check_routes()
+            finally:
+                await sync.aclose()
 
-    async def _served_model_name(self) -> str:
-        """The model the requests name: ``rollout.policy.model``, else the first the server lists.
+    async def _served_model_name(self, base_url: str, model: str | None, setting: str) -> str:
+        """The model the requests to ``base_url`` name: ``model``, else the first the server lists.
+
+        Args:
+            base_url: the server.
+            model: the recipe's served name (``setting``), or None.
+            setting: the recipe key of ``model``, for the message.
 
         Raises:
             ConfigurationError: the server does not list the recipe's model.
         """
         import httpx
 
-        settings = self.config.rollout
-        assert settings.policy_url is not None
-        url = settings.policy_url.rstrip("/").removesuffix("/v1") + "/v1/models"
+        url = base_url.rstrip("/").removesuffix("/v1") + "/v1/models"
         key = self.credentials.policy_api_key
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         async with httpx.AsyncClient(timeout=10.0) as client:
             reply = await client.get(url, headers=headers)
         if reply.status_code in (401, 403):
-            raise refused("policy server", settings.policy_url, "ENVHUB_POLICY_API_KEY")
+            raise refused("policy server", base_url, "ENVHUB_POLICY_API_KEY")
         reply.raise_for_status()
         served = [str(entry["id"]) for entry in reply.json()["data"]]
-        if not isinstance(settings.policy, PolicyEndpoint):
+        if model is None:
             return served[0]
-        if settings.policy.model not in served:
+        if model not in served:
+            # The top-level model may go unnamed (the server's first); an agent's names its own.
+            first = (
+                ", or leave rollout.policy out to take the first" if setting == "rollout.policy.model" else ""
+            )
             raise ConfigurationError(
-                f"rollout.policy.model {settings.policy.model!r} is not served at {url} (it lists "
-                f"{', '.join(served)}); name one of them, or leave rollout.policy out to take the first.",
-                model=settings.policy.model,
+                f"{setting} {model!r} is not served at {url} (it lists {', '.join(served)}); name one "
+                f"of them{first}.",
+                model=model,
                 served=served,
             )
-        return settings.policy.model
+        return model
 
     async def _policy_endpoint(self) -> PolicyEndpoint:
         """The served policy the run samples from: the recipe's ``rollout.policy`` whole
         (:meth:`~envhub.train.config.RolloutSettings.endpoint`), the key from the environment."""
-        return self.config.rollout.endpoint(
-            model=await self._served_model_name(),
+        settings = self.config.rollout
+        if settings.policy_url is None:  # refused at load for a trainer; RolloutSettings alone
+            raise ConfigurationError("A served policy needs rollout.policy_url (or rollout.policy.base_url).")
+        asked = settings.policy.model if isinstance(settings.policy, PolicyEndpoint) else None
+        return settings.endpoint(
+            model=await self._served_model_name(settings.policy_url, asked, "rollout.policy.model"),
             tokenizer=self.config.model.path,
             api_key=self.credentials.policy_api_key,
+        )
+
+    async def _agent_endpoint(self, role: str) -> PolicyEndpoint:
+        """The server of ``role``'s own model: ``agents.<role>.policy`` whole, its tokenizer by
+        default the role's model directory, the key from the environment."""
+        spec = self.config.agents[role]
+        assert spec.policy is not None  # checked at load
+        given = spec.policy.model_dump(exclude={"api_key"}, exclude_none=True)
+        await self._served_model_name(spec.policy.base_url, spec.policy.model, f"agents.{role}.policy.model")
+        return PolicyEndpoint.model_validate(
+            {"tokenizer": spec.model.path, **given, "api_key": self.credentials.policy_api_key}
         )
 
     async def _source(self, queue: GroupQueue) -> RolloutSource:
@@ -672,13 +706,22 @@ class Trainer:
         from envhub.rollout.jobs import build_backend
 
         # The one builder of an endpoint's backend: the served name, cap and timeout all apply.
-        served = build_backend(await self._policy_endpoint(), 0)
+        # Each served model on its own server: the shared one (when a role plays it), each
+        # agent's own (Dr. MAS).
+        shared_served = (
+            build_backend(await self._policy_endpoint(), 0) if SHARED_POLICY in self.policies else None
+        )
+        served_agents = {
+            role: ServedPolicy(build_backend(await self._agent_endpoint(role), 0), self._weight_sync(role))
+            for role in self.own_policies
+        }
         return EngineRollouts(
             envs=envs,
             queue=queue,
             settings=settings,
-            served=served,
-            weight_sync=self._weight_sync(),
+            served=shared_served,
+            weight_sync=self._weight_sync() if shared_served is not None else None,
+            served_agents=served_agents or None,
             run_id=self.run_id,
             sequence_builder=self._sequence_builders(),
         )

@@ -100,8 +100,15 @@ def test_an_agent_s_sections_are_the_top_level_ones_with_its_own_keys_over_them(
         ({"agents": {"verifier": {"optim": {"lr": -1}}}}, "agents.verifier.optim.lr"),
         ({"agents": {"verifier": {"model": {"colour": 1}}}}, "agents.verifier.model.colour"),
         (
-            {"agents": {"verifier": {}}, "rollout.generation": "openai", "rollout.policy_url": "http://x/v1"},
-            "rollout.generation='transformers'",
+            {
+                "agents": {"verifier": {}},
+                "rollout.rollout_service": "http://x",
+                "rollout.queue": "redis://x",
+                "rollout.policy_url": "http://x/v1",
+                "rollout.envs": ["http://e"],
+                "rollout.generation": "openai",
+            },
+            "agents: a rollout service samples one served model",
         ),
         ({"agents": {"verifier": {}}, "loss.entropy": "coso", "loss.entropy_coef": 1.0}, "coso"),
         ({"rollout.agents": {"policies": {"verifier": "scripted:search-team-verifier"}}}, "top-level agents"),

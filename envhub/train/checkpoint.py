@@ -13,6 +13,10 @@ index-keyed optimizer state still load. A checkpoint is written to a temporary n
 renamed, so a crash mid-write never leaves a half checkpoint that resume would pick; ``latest``
 is whichever complete one has the highest iteration. Older ones beyond ``keep`` are deleted.
 
+A checkpoint restores state, not settings: the optimizer's hyperparameters (lr, betas, weight
+decay) and the scheduler's base learning rates stay as the resumed run built them from its
+recipe, so a changed ``optim.lr`` applies after a resume (:class:`_OptimizerSettings`).
+
 A multi-agent run with a model per agent (``agents:``, Dr. MAS) keeps each agent's model,
 tokenizer files and ``agent_state.pt`` (its optimizer, scheduler and shuffle generator) in
 ``agents/<role>/``; the top level holds the shared model (when some role plays it) and the run's
@@ -294,6 +298,39 @@ def _load_weights(path: Path, model: Any) -> None:
         model.load_state_dict(weights, strict=False)
 
 
+@dataclass
+class _OptimizerSettings:
+    """An optimizer's hyperparameters and its scheduler's base learning rates, as the run built them.
+
+    ``load_state_dict`` puts back the saved run's ``param_groups`` (lr, betas, weight decay...)
+    and the scheduler's ``base_lrs`` along with the state; a resume keeps only the state (AdamW's
+    moments and step counts, the scheduler's step) and trains with the recipe it was started with.
+    """
+
+    groups: list[dict[str, Any]]
+    base_lrs: list[float]
+
+    @classmethod
+    def read(cls, optimizer: torch.optim.Optimizer, scheduler: Any) -> _OptimizerSettings:
+        groups = [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups]
+        return cls(groups=groups, base_lrs=list(scheduler.base_lrs))
+
+    def restore(self, optimizer: torch.optim.Optimizer, scheduler: Any) -> None:
+        """Put the settings back over a loaded state; the schedule's position is the loaded one.
+
+        The schedule multiplies its base, so the loaded learning rate (base x the factor at the
+        saved step) is rescaled to the new base.
+        """
+        saved_base = list(scheduler.base_lrs)
+        ratios = [new / old if old else 1.0 for new, old in zip(self.base_lrs, saved_base, strict=True)]
+        for group, kept, ratio in zip(optimizer.param_groups, self.groups, ratios, strict=True):
+            lr = float(group["lr"]) * ratio
+            group.update(kept)
+            group["lr"] = lr
+        scheduler.base_lrs = list(self.base_lrs)
+        scheduler._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+
 def _load_model_and_optimizer(
     path: Path, model: Any, optimizer: torch.optim.Optimizer, state: Any, adapter: str | None = None
 ) -> None:
@@ -357,13 +394,17 @@ def load_checkpoint(
         )
     if model is not None:
         assert optimizer is not None and scheduler is not None
+        settings = _OptimizerSettings.read(optimizer, scheduler)
         _load_model_and_optimizer(path, model, optimizer, blob["optimizer"])
         scheduler.load_state_dict(blob["scheduler"])
+        settings.restore(optimizer, scheduler)
     for role, parts in (agents or {}).items():
         where = path / AGENTS_DIR / role
         own = torch.load(where / _AGENT_STATE, weights_only=False)
+        settings = _OptimizerSettings.read(parts.optimizer, parts.scheduler)
         _load_model_and_optimizer(where, parts.model, parts.optimizer, own["optimizer"], parts.adapter)
         parts.scheduler.load_state_dict(own["scheduler"])
+        settings.restore(parts.optimizer, parts.scheduler)
         if parts.shuffle is not None and own.get("shuffle") is not None:
             parts.shuffle.set_state(own["shuffle"])
     rng = blob["rng"]

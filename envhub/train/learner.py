@@ -40,7 +40,7 @@ from envhub.train.loss import (
     policy_loss,
     tis_weights,
 )
-from envhub.train.parallel import all_reduce_floats
+from envhub.train.parallel import all_gather_objects, all_reduce_floats
 from envhub.train.rows import RowBatch
 
 __all__ = [
@@ -336,6 +336,7 @@ class UpdateStats:
     history: list[dict[str, float]] = field(default_factory=list)
     #: Per agent (``update(row_agents=...)``): the mean over optimizer steps of the norm of the
     #: gradient its rows contribute, before clipping; with one agent in a step, the step's norm.
+    #: Under torchrun, of the global gradient (every rank's rows of the agent), on every rank.
     agent_grad_norm: dict[str, float] = field(default_factory=dict)
     #: The largest of those norms over the update's optimizer steps (the spikes Dr. MAS shows).
     agent_grad_norm_max: dict[str, float] = field(default_factory=dict)
@@ -382,26 +383,61 @@ def _agent_chunks(
 
 
 class _GradShares:
-    """The norm of what the gradient gained since the last :meth:`take` (one agent's share)."""
+    """The norm of what the gradient gained since the last :meth:`take` (one agent's share).
 
-    def __init__(self, params: list[torch.Tensor]) -> None:
-        self.params = params
-        self.seen: list[torch.Tensor | None] = [None] * len(params)
+    Args:
+        model: the trained module; its trainable parameters are read at each :meth:`take`
+            (FSDP2 swaps a module's registered parameters between the unsharded tensors of a
+            pass and the sharded ones that hold the reduced gradients after it).
+        sharded: the gradients are FSDP2's DTensor shards: each rank sums the squares of its
+            shard's growth and the sums are added over ranks (the global norm). Without it the
+            gradients are whole (one process, or DDP's after its all-reduce) and the norm is local.
+    """
+
+    def __init__(self, model: Any, *, sharded: bool = False) -> None:
+        self.model = model
+        self.sharded = sharded
+        self.seen: dict[str, torch.Tensor] = {}
 
     def take(self) -> float:
         total = 0.0
-        for i, p in enumerate(self.params):
-            if p.grad is None:
+        for name, p in self.model.named_parameters():
+            if not p.requires_grad or p.grad is None:
                 continue
             grad = p.grad.detach()
-            before = self.seen[i]
+            if self.sharded and hasattr(grad, "to_local"):
+                grad = grad.to_local()
+            before = self.seen.get(name)
             delta = grad if before is None else grad - before
             total += float(delta.float().pow(2).sum())
             if before is None:
-                self.seen[i] = grad.clone()
+                self.seen[name] = grad.clone()
             else:
                 before.copy_(grad)
+        if self.sharded:
+            total = all_reduce_floats([total])[0]
         return math.sqrt(total)
+
+
+def _aligned_chunks(
+    chunks: list[torch.Tensor], labels: list[str], agents: Sequence[str]
+) -> tuple[list[torch.Tensor | None], list[str]]:
+    """Every rank's passes in one agreed order: each agent of ``agents`` in turn, as many passes
+    as the rank with the most of its micro-batches runs (collective: every rank calls it).
+
+    A rank with fewer of an agent's micro-batches runs idle passes (None) in their place, so an
+    agent's last pass is the same pass on every rank: the point where its share of the global
+    gradient is complete.
+    """
+    own = [labels.count(agent) for agent in agents]
+    most = [int(n) for n in all_reduce_floats([float(n) for n in own], "max")]
+    passes: list[torch.Tensor | None] = []
+    out: list[str] = []
+    for agent, mine, count in zip(agents, own, most, strict=True):
+        held = [c for c, label in zip(chunks, labels, strict=True) if label == agent]
+        passes += [*held, *([None] * (count - mine))]
+        out += [agent] * count
+    return passes, out
 
 
 class Learner:
@@ -651,8 +687,10 @@ class Learner:
             row_agents: each row's agent (Dr. MAS): every mini-batch's rows are then ordered by
                 agent, so each micro-batch holds one agent's rows, and the norm of each agent's
                 share of the step's gradient is recorded (:attr:`UpdateStats.agent_grad_norm`).
-                Under torchrun, only steps with one agent's rows are measured (the shares of a
-                mixed step are only summed over ranks at its last micro-batch).
+                Under torchrun the share is of the global gradient (every rank's rows of the
+                agent, after the reduction), the same number on every rank: the ranks run each
+                agent's micro-batches in one agreed order, padded with idle passes, and DDP
+                all-reduces at the end of each agent's run of micro-batches.
         """
         cfg, opt = self.loss_config, self.optim_config
         if cfg.kl_coef > 0 and ref_logprobs is None:
@@ -668,10 +706,24 @@ class Learner:
             # records none) has nothing to be corrected against and keeps weight 1; one such
             # group must not switch the correction off for the rest of the batch.
             tis = torch.where(with_logprobs[:, None], tis, torch.ones_like(tis))
+        # Under torchrun the agents of every rank's rows, in the order all ranks step through them.
+        agent_order = None
+        if row_agents is not None and self.distributed:
+            held = all_gather_objects(sorted({str(a) for a in row_agents}))
+            agent_order = sorted({a for names in held for a in names})
         for _ in range(opt.ppo_epochs):
             for index in self._mini_batches(len(rows), mini_batches):
                 self._optimizer_step(
-                    module, rows, index, old_logprobs, ref_logprobs, tis, stats, entropy_weights, row_agents
+                    module,
+                    rows,
+                    index,
+                    old_logprobs,
+                    ref_logprobs,
+                    tis,
+                    stats,
+                    entropy_weights,
+                    row_agents,
+                    agent_order,
                 )
         n = max(stats.optimizer_steps + stats.skipped_steps, 1)
         for name in ("loss", "pg_loss", "kl", "entropy", "clipfrac", "clipfrac_lower", "approx_kl"):
@@ -693,6 +745,7 @@ class Learner:
         stats: UpdateStats,
         entropy_weights: torch.Tensor | None = None,
         row_agents: Sequence[str] | None = None,
+        agent_order: Sequence[str] | None = None,
     ) -> None:
         opt = self.optim_config
         mini = rows.select(index)
@@ -700,44 +753,60 @@ class Learner:
         mini_tokens = self._all_reduce_sum(float(mini.response_mask.sum()))
         mini_rows = self._all_reduce_sum(float((mini.response_mask.sum(-1) > 0).sum()))
         labels: list[str] = []
+        passes: list[torch.Tensor | None]
         if row_agents is not None:
             chunks, labels = _agent_chunks(index, row_agents, opt.micro_batch_rows)
+            passes = list(chunks)
+            if agent_order is not None:  # torchrun: each agent's passes end together on every rank
+                passes, labels = _aligned_chunks(chunks, labels, agent_order)
         else:
             chunks = [index[s : s + opt.micro_batch_rows] for s in range(0, len(index), opt.micro_batch_rows)]
-        shares = (
-            _GradShares([p for p in self.model.parameters() if p.requires_grad])
-            if len(set(labels)) > 1 and not self.distributed
-            else None
-        )
+            passes = list(chunks)
+        shares = _GradShares(self.model, sharded=self.sharded) if len(set(labels)) > 1 else None
         agent_norms: dict[str, float] = {}
         # Agreed before the first pass: a rank that asks later would be waiting in this collective
-        # while the others wait in the next pass's all-gather.
-        idle_passes = (self._passes(len(index)) or len(chunks)) - len(chunks)
+        # while the others wait in the next pass's all-gather. Aligned passes are already agreed.
+        idle_passes = (
+            0 if agent_order is not None else (self._passes(len(index)) or len(passes)) - len(passes)
+        )
         self.optimizer.zero_grad(set_to_none=True)
         totals = dict.fromkeys(("loss", "pg", "kl", "ent", "cf", "cfl", "akl"), 0.0)
         finite = True
-        for k, chunk in enumerate(chunks):
-            micro = rows.select(chunk)
+        for k, chunk in enumerate(passes):
+            # The last pass of an agent's run: its share of the (reduced) gradient is complete.
+            last = k == len(passes) - 1
+            ends_share = last or (bool(labels) and labels[k + 1] != labels[k])
+            # DDP all-reduces once, on the last micro-batch; with agents under torchrun, on each
+            # agent's last (the sum so far is then the same on every rank and averaging it again
+            # leaves it as it is, so the step's gradient is unchanged).
+            reduce_here = ends_share if agent_order is not None else last
             sync = contextlib.nullcontext()
-            if self.ddp_model is not None and k < len(chunks) - 1:
-                sync = self.ddp_model.no_sync()  # all-reduce once, on the last micro-batch
+            if self.ddp_model is not None and not reduce_here:
+                sync = self.ddp_model.no_sync()
             # FSDP2 reduce-scatters after every backward instead: skipping it would keep every
             # unsharded gradient until the last micro-batch, the memory FSDP2 is there to save.
             with sync:
-                ent_w = entropy_weights[chunk] if entropy_weights is not None else None
-                loss, parts = self._micro_loss(
-                    module, micro, chunk, old, ref, tis, mini_tokens, mini_rows, len(chunks), ent_w
-                )
-                if not torch.isfinite(loss):
-                    finite = False
-                    if not self.distributed:
-                        break
-                    # Under torchrun the other ranks wait in this backward's collective: run it,
-                    # and let the agreement below skip the step everywhere.
-                (self.scaler.scale(loss) if self.scaler is not None else loss).backward()
-            if shares is not None and (k == len(chunks) - 1 or labels[k + 1] != labels[k]):
+                if chunk is None:  # this rank has no more of the agent's rows: join the collectives
+                    with precision_context(next(self.model.parameters()).device, self.compute_dtype):
+                        _idle_pass(module, backward=True)
+                else:
+                    micro = rows.select(chunk)
+                    ent_w = entropy_weights[chunk] if entropy_weights is not None else None
+                    loss, parts = self._micro_loss(
+                        module, micro, chunk, old, ref, tis, mini_tokens, mini_rows, len(chunks), ent_w
+                    )
+                    if not torch.isfinite(loss):
+                        finite = False
+                        if not self.distributed:
+                            break
+                        # Under torchrun the other ranks wait in this backward's collective: run
+                        # it, and let the agreement below skip the step everywhere.
+                    (self.scaler.scale(loss) if self.scaler is not None else loss).backward()
+            if shares is not None and ends_share:
                 scale = float(self.scaler.get_scale()) if self.scaler is not None else 1.0
                 agent_norms[labels[k]] = shares.take() / scale
+            if chunk is None:
+                continue
             # Sums of per-micro shares make the mini-batch value; means are token-weighted.
             share = float(micro.response_mask.sum()) / local_tokens
             for key in ("loss", "pg", "kl", "ent"):

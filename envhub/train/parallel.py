@@ -4,7 +4,8 @@ Both are data parallel over groups: rank r plays and trains on its own B / world
 gradients are averaged over ranks. They differ in where the weights live:
 
 * ``ddp`` (``torch.nn.parallel.DistributedDataParallel``): every rank holds the whole model, its
-  gradients and its optimizer state; one all-reduce of the gradients per optimizer step.
+  gradients and its optimizer state; one all-reduce of the gradients per optimizer step (with
+  Dr. MAS agents on one model, one per agent in the step: ``Learner.update``'s ``row_agents``).
 * ``fsdp2`` (``torch.distributed.fsdp.fully_shard``): every rank holds 1 / world of each
   parameter (a ``DTensor``), of its gradient and of its optimizer state. Each decoder layer is
   one unit: its parameters are all-gathered before its forward and backward and freed after, and

@@ -133,3 +133,31 @@ def test_fsdp2_run_under_torchrun_resumes_in_one_process_and_back(
     w0 = _flat(small_model_dir)
     assert (w4 - w3).norm() < 0.5 * (w4 - w0).norm()
     assert {float(s["step"]) for s in blob["optimizer"]["state"].values()} == {4.0}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["ddp", "fsdp2"])
+def test_two_ranks_log_each_agent_s_global_gradient_norm_of_a_shared_model(
+    strategy: str, small_model_dir: Path, sampled_groups: list[Group], tmp_path: Path
+) -> None:
+    """Every rank's ``agent_grad_norm`` is the norm of the agent's share of the all-reduced step,
+    the number one process holding every row logs: with each rank's rows of one agent only
+    (``split``) and with both agents on every rank (``mixed``)."""
+    worker = WORKER.with_name("agent_norm_worker.py")
+    groups = tmp_path / "groups.jsonl"
+    groups.write_text("".join(g.model_dump_json() + "\n" for g in sampled_groups), encoding="utf-8")
+    _run([sys.executable, str(worker), str(small_model_dir), str(groups), str(tmp_path / "one")])
+    _run([*TORCHRUN, str(worker), str(small_model_dir), str(groups), str(tmp_path / "two"), strategy])
+    one = json.loads((tmp_path / "one.0.json").read_text())
+    ranks = [json.loads((tmp_path / f"two.{r}.json").read_text()) for r in range(2)]
+    assert [r["agents"]["split"] for r in ranks] == [["a"], ["b"]]
+    assert all(r["agents"]["mixed"] == ["a", "b"] for r in ranks)
+    for scheme in ("split", "mixed"):
+        expected = one["norms"][scheme]
+        assert all(set(norms) == {"a", "b"} for norms in expected)
+        for rank in ranks:
+            got = rank["norms"][scheme]
+            assert [set(norms) for norms in got] == [{"a", "b"}] * 2, (scheme, got)
+            for want, have in zip(expected, got, strict=True):
+                for agent in ("a", "b"):
+                    assert have[agent] == pytest.approx(want[agent], rel=1e-4), (scheme, agent)

@@ -259,6 +259,43 @@ def test_a_checkpoint_keeps_every_agent_s_model_and_optimizer(
         Trainer(other)._resume()
 
 
+def test_a_resume_trains_every_model_with_the_recipe_s_current_optimizer_settings(
+    small_model_dir: Path, other_model_dir: Path, tmp_path: Path
+) -> None:
+    """The checkpoint gives AdamW's moments and the schedule's step; lr, betas and weight decay
+    are the resumed recipe's, for the top-level model and an agent's own alike."""
+    run = tmp_path / "run"
+    verifier = {"model": {"path": str(other_model_dir)}, "optim": {"lr": 1e-4}}
+    asyncio.run(Trainer(_config(small_model_dir, run, agents={"verifier": verifier})).run())
+    changed = {
+        "iterations": 2,
+        "optim.lr": 2e-4,
+        "optim.weight_decay": 0.05,
+        "agents": {"verifier": {**verifier, "optim": {"lr": 3e-4, "betas": [0.8, 0.95]}}},
+    }
+    config = _config(small_model_dir, run, **changed)
+    resumed = Trainer(config)
+    resumed._resume()
+    wanted = {"shared": (2e-4, (0.9, 0.999)), "verifier": (3e-4, (0.8, 0.95))}
+    for name, (lr, betas) in wanted.items():
+        learner = resumed.policies[name].learner
+        [group] = learner.optimizer.param_groups
+        assert (group["lr"], group["initial_lr"], learner.scheduler.base_lrs) == (lr, lr, [lr]), name
+        assert (tuple(group["betas"]), group["weight_decay"]) == (betas, 0.05), name
+        assert learner.scheduler.get_last_lr() == [lr], name
+        assert all(slot["step"] == 1 for slot in learner.optimizer.state.values()), name  # the moments kept
+
+    trainer = Trainer(config)
+    asyncio.run(trainer.run())
+    last = read_metrics(run)[-1]
+    assert last["iteration"] == 2
+    assert last["agent/shared/lr"] == pytest.approx(2e-4)
+    assert last["agent/verifier/lr"] == pytest.approx(3e-4)
+    for name in wanted:  # one more AdamW step on the restored moments, not a fresh start
+        state = trainer.policies[name].learner.optimizer.state
+        assert all(slot["step"] == 2 for slot in state.values()), name
+
+
 # -- a LoRA adapter per agent on one base -----------------------------------------------------
 
 

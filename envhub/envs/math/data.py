@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envhub.core.errors import ConfigurationError, DataNotFoundError
+from envhub.core.filestamp import FileStamp, file_stamp
 from envhub.core.registry import DataStatus
 from envhub.envs.math.answer import parse_number
 from envhub.envs.math.settings import MathSettings
@@ -147,20 +148,8 @@ def load_gsm8k_jsonl(path: Path, *, split: str) -> tuple[MathTask, ...]:
     return tuple(tasks)
 
 
-def _stamp(root: Path) -> tuple[tuple[str, int, int], ...]:
-    found = []
-    for split in SPLITS:
-        path = root / f"{split}.jsonl"
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        found.append((str(path), stat.st_size, stat.st_mtime_ns))
-    return tuple(found)
-
-
 @functools.lru_cache(maxsize=4)
-def _read(root: str, stamp: tuple[tuple[str, int, int], ...]) -> MathDataset:
+def _read(root: str, stamp: FileStamp) -> MathDataset:
     base = Path(root)
     return MathDataset(
         source=root, splits={s: load_gsm8k_jsonl(base / f"{s}.jsonl", split=s) for s in SPLITS}
@@ -190,7 +179,7 @@ def load_dataset(data_dir: str | Path | None = None, *, settings: MathSettings |
     if data_dir is None:
         return _generated()
     root = Path(data_dir).expanduser().resolve()
-    return _read(str(root), _stamp(root))
+    return _read(str(root), file_stamp(root / f"{split}.jsonl" for split in SPLITS))
 
 
 def data_status() -> DataStatus:

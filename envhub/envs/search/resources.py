@@ -15,6 +15,7 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
+from envhub.core.filestamp import FileStamp, file_stamp
 from envhub.envs.search.data import (
     Passage,
     Question,
@@ -28,28 +29,14 @@ from envhub.envs.search.retrievers import make_retriever
 
 __all__ = ["shared_dataset", "shared_retriever"]
 
-_Stamp = tuple[tuple[str, int, int], ...]
-
-
-def _stamp(paths: Sequence[Path]) -> _Stamp:
-    """Identity of the files' current contents: (path, size, mtime) for each that exists."""
-    found = []
-    for path in paths:
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        found.append((str(path), stat.st_size, stat.st_mtime_ns))
-    return tuple(found)
-
 
 @functools.lru_cache(maxsize=4)
-def _corpus(path: str, stamp: _Stamp) -> tuple[Passage, ...]:
+def _corpus(path: str, stamp: FileStamp) -> tuple[Passage, ...]:
     return load_corpus(Path(path))
 
 
 @functools.lru_cache(maxsize=8)
-def _questions(path: str, split: str, stamp: _Stamp) -> tuple[Question, ...]:
+def _questions(path: str, split: str, stamp: FileStamp) -> tuple[Question, ...]:
     return load_questions(Path(path), split=split)
 
 
@@ -61,13 +48,13 @@ def shared_dataset(root: Path, splits: Sequence[str]) -> SearchDataset:
     """
     root = Path(root).resolve()
     corpus_path = root / "corpus.jsonl"
-    passages = _corpus(str(corpus_path), _stamp([corpus_path]))
+    passages = _corpus(str(corpus_path), file_stamp([corpus_path]))
     loaded: dict[str, tuple[Question, ...]] = {}
     for split in splits:
         found = next((c for c in (root / f"{split}.jsonl", root / f"{split}.parquet") if c.is_file()), None)
         if found is None:
             return load_dataset(root, splits=splits)  # raises the "missing split" error with its advice
-        loaded[split] = _questions(str(found), split, _stamp([found]))
+        loaded[split] = _questions(str(found), split, file_stamp([found]))
     return SearchDataset(root=root, corpus_path=corpus_path, passages=passages, splits=loaded)
 
 
@@ -79,14 +66,14 @@ def shared_retriever(kind: str, corpus_path: Path, *, index_dir: Path | None = N
         DependencyMissingError: the kind's extra is not installed.
     """
     corpus_path = Path(corpus_path).resolve()
-    stamp = _stamp([corpus_path])
+    stamp = file_stamp([corpus_path])
     return _retriever(
         kind, str(corpus_path), None if index_dir is None else str(Path(index_dir).resolve()), stamp
     )
 
 
 @functools.lru_cache(maxsize=4)
-def _retriever(kind: str, corpus_path: str, index_dir: str | None, stamp: _Stamp) -> Retriever:
+def _retriever(kind: str, corpus_path: str, index_dir: str | None, stamp: FileStamp) -> Retriever:
     return make_retriever(
         kind,
         corpus_path=Path(corpus_path),

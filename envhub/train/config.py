@@ -911,9 +911,26 @@ def _served_problems(config: TrainConfig) -> list[str]:
     return problems
 
 
+#: Host names that reach this machine's own loopback (a server bound to 0.0.0.0 answers on each).
+_LOOPBACK_HOSTS = frozenset({"localhost", "0.0.0.0", "::1", "::"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def _server_root(url: str) -> str:
-    """A server's root URL (no trailing ``/`` or ``/v1``): two spellings of one server are equal."""
-    return url.rstrip("/").removesuffix("/v1").rstrip("/")
+    """The server a URL reaches, as ``host:port/path`` (no trailing ``/`` or ``/v1``): two
+    spellings of one server are equal. Host names are case-insensitive, a default port may be
+    written or not, and ``localhost``, ``127.x.x.x``, ``::1`` and ``0.0.0.0`` are one host (a
+    name another resolver maps elsewhere is not caught: that needs DNS)."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host in _LOOPBACK_HOSTS or host.startswith("127."):
+        host = "loopback"
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
+    except ValueError:  # not a port number: the pydantic URL check is not ours; compare as written
+        return url.rstrip("/").removesuffix("/v1").rstrip("/")
+    path = parts.path.rstrip("/").removesuffix("/v1").rstrip("/")
+    return f"{host}:{port}{path}"
 
 
 def _shared_servers(config: TrainConfig, *, top: bool) -> list[str]:

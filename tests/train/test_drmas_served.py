@@ -182,6 +182,42 @@ def test_a_served_model_per_agent_is_checked_when_the_recipe_loads(
         _config(small_model_dir, other_model_dir, tmp_path, **over)
 
 
+@pytest.mark.parametrize(
+    ("shared", "verifier"),
+    [
+        pytest.param(SHARED_URL, "http://localhost:8001/v1", id="localhost-for-127.0.0.1"),
+        pytest.param(SHARED_URL, "http://LOCALHOST:8001/", id="an-uppercase-host"),
+        pytest.param(SHARED_URL, "http://[::1]:8001", id="ipv6-loopback"),
+        pytest.param("http://gpu-box/v1", "http://GPU-box:80", id="the-default-port-spelled-out"),
+        pytest.param("https://gpu-box/v1", "HTTPS://gpu-box:443/v1/", id="https-default-port"),
+    ],
+)
+def test_one_server_spelled_two_ways_is_one_server(
+    small_model_dir: Path, other_model_dir: Path, tmp_path: Path, shared: str, verifier: str
+) -> None:
+    """Host names are case-insensitive, a default port may be written or not, and every loopback
+    name reaches the same process: two models there would overwrite each other's weights."""
+    over = {
+        "rollout.generation": "openai",
+        "rollout.policy_url": shared,
+        "agents": {"verifier": {"policy": {"base_url": verifier, "model": "v"}}},
+    }
+    with pytest.raises(ConfigurationError, match=r"agents\.verifier\.policy\.base_url .* is also the server"):
+        _config(small_model_dir, other_model_dir, tmp_path, **over)
+
+
+def test_two_servers_on_one_host_are_two_servers(
+    small_model_dir: Path, other_model_dir: Path, tmp_path: Path
+) -> None:
+    over = {
+        "rollout.generation": "openai",
+        "rollout.policy_url": "http://gpu-box:8001/v1",
+        "agents": {"verifier": {"policy": {"base_url": "http://gpu-box:8002/v1", "model": "v"}}},
+    }
+    config = _config(small_model_dir, other_model_dir, tmp_path, **over)
+    assert config.agents["verifier"].policy is not None
+
+
 # -- the source ------------------------------------------------------------------------------
 
 

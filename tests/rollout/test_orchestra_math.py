@@ -24,6 +24,7 @@ from envhub.core.records import Group, StepBatch
 from envhub.core.wire import MATH_MAX_ROUNDS, RolloutRequest
 from envhub.envs.math.policy import solve
 from envhub.policy.base import Prompt
+from envhub.policy.sampling import prompt_seed
 from envhub.policy.scripted import ScriptedBackend
 from envhub.rollout.driver import play
 from envhub.rollout.journal import EngineJournal, MemoryJournal
@@ -248,3 +249,52 @@ def test_the_service_resolves_each_role_s_registered_policy() -> None:
                 agents={"orchestra": "math", "policies": {**named, "verifier": "scripted:os:system"}},
             )
         )
+
+
+class _SeedRecorder(ScriptedBackend):
+    """A scripted team that records the seed each call's prompt is sampled with (the backends'
+    per-prompt rule, :func:`~envhub.policy.sampling.prompt_seed`), by member and role."""
+
+    def __init__(self, script: Any) -> None:
+        super().__init__(script)
+        self.seeds: list[tuple[str, str, int | None]] = []
+
+    async def generate(self, prompts: Any, sampling: Any) -> Any:
+        for i, prompt in enumerate(prompts):
+            meta = prompt.metadata
+            self.seeds.append((str(meta["member"]), str(meta["role"]), prompt_seed(sampling.seed, i)))
+        return await super().generate(prompts, sampling)
+
+
+def test_a_seeded_team_samples_each_call_of_a_step_from_its_own_seed() -> None:
+    """Under a sampling seed every call of one env step must draw its own numbers: a solver's
+    second round drawn with its first round's seed repeats its first attempt's draws on a prompt
+    that only adds the critique (a retry that cannot explore)."""
+
+    def team(prompt: Prompt) -> str:
+        if prompt.metadata["role"] == "verifier":
+            return "<verify>reject</verify>"
+        return "\\boxed{1}"
+
+    recorder = _SeedRecorder(team)
+    req = request(
+        count=1,
+        group_size=2,
+        agents={"orchestra": "math", "max_rounds": 3},
+        sampling={"seed": 7},
+        seed_each_step=True,
+    )
+    groups_of(req, backend=recorder)
+    by_member: dict[str, list[tuple[str, int | None]]] = {}
+    for member, role, seed in recorder.seeds:
+        by_member.setdefault(member, []).append((role, seed))
+    assert len(by_member) == 2
+    for calls in by_member.values():
+        assert [role for role, _ in calls] == ["solver", "verifier"] * 2 + ["solver"]
+        seeds = [seed for _, seed in calls]
+        assert None not in seeds
+        assert len(set(seeds)) == len(seeds), calls
+    # Reproducible: the same job draws the same seeds again.
+    again = _SeedRecorder(team)
+    groups_of(req, backend=again)
+    assert again.seeds == recorder.seeds

@@ -28,8 +28,10 @@ import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Self
+
+import numpy as np
 
 from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group, Step
@@ -131,6 +133,21 @@ class Orchestra(ABC):
         """Run the team on the live members' env step: make the calls, set each turn's action."""
 
 
+def _call_sampling(sampling: SamplingParams, call: int) -> SamplingParams:
+    """The sampling of the step's ``call``-th role call (0: the step's own, as given).
+
+    Under a seed, each call of an env step draws from its own seed: the backends seed prompt
+    ``i`` of a call from (the call's seed, ``i``), so calls sharing one seed would repeat each
+    other's draws (a solver's retry that only adds the verifier's critique to its prompt would
+    mostly write its first attempt again). The orchestra makes its calls in a fixed order, so
+    the seeds are the same each time.
+    """
+    if sampling.seed is None or call == 0:
+        return sampling
+    entropy = [sampling.seed & 0xFFFF_FFFF_FFFF_FFFF, 0x0C411, call]
+    return replace(sampling, seed=int(np.random.SeedSequence(entropy).generate_state(1)[0]))
+
+
 class OrchestraBackend:
     """The engine's policy backend for a multi-agent job: the orchestra over its roles' backends.
 
@@ -178,9 +195,13 @@ class OrchestraBackend:
     async def generate(self, prompts: Sequence[Prompt], sampling: SamplingParams) -> list[Completion]:
         """Play one env step of the given members; one completion (the team's action) each."""
         turns = [self._turn(p) for p in prompts]
+        made = 0
 
         async def call(role: str, chosen: Sequence[Turn], text_of: Callable[[Turn], str]) -> list[RoleCall]:
-            return await self._call(role, chosen, text_of, sampling)
+            nonlocal made
+            own = _call_sampling(sampling, made)
+            made += 1
+            return await self._call(role, chosen, text_of, own)
 
         await self.orchestra.step(turns, call)
         out = []

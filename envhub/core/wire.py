@@ -39,6 +39,7 @@ from __future__ import annotations
 import base64
 import types
 from typing import Any, Literal, Union, get_args, get_origin
+from urllib.parse import urlsplit
 
 import numpy as np
 from pydantic import (
@@ -110,6 +111,7 @@ __all__ = [
     "WorkerList",
     "json_default",
     "redact",
+    "url_without_credentials",
 ]
 
 #: Most items one batch request may carry (bigger batches: split them).
@@ -679,11 +681,16 @@ SECRET_FIELDS = frozenset({"api_key", "env_token"})
 
 
 def redact(value: Any) -> Any:
-    """``value`` with every :data:`SECRET_FIELDS` entry of its mappings (at any depth) masked."""
+    """``value`` with every :data:`SECRET_FIELDS` entry of its mappings (at any depth) masked, and
+    the user and key of any URL in it."""
     if isinstance(value, dict):
         return {k: "***" if k in SECRET_FIELDS and v is not None else redact(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redact(v) for v in value]
+    if isinstance(value, str) and "://" in value and "@" in value:
+        parts = urlsplit(value)
+        if "@" in parts.netloc:  # a URL's user and key: the host only
+            return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
     return value
 
 
@@ -745,6 +752,22 @@ class PolicyEndpoint(_Request):
     )
     max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at most.")
     timeout_s: float = Field(default=300.0, gt=0, description="Time allowed for one request.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, base_url: str) -> str:
+        return url_without_credentials(base_url, "base_url")
+
+
+def url_without_credentials(url: str, key: str) -> str:
+    """``url`` unchanged, or ValueError when it carries a user or key (``http://user:key@host``):
+    a policy URL is saved with the job or run that names it, a key never is."""
+    if "@" in urlsplit(url).netloc:
+        raise ValueError(
+            f"{key}: credentials in the URL would be saved with the job; give the server's key as "
+            f"api_key (never saved) or in ${POLICY_API_KEY_ENV}, and the URL without them"
+        )
+    return url
 
 
 class SamplingRequest(_Request):

@@ -30,7 +30,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envhub.core.errors import ConfigurationError
-from envhub.core.wire import NoBooleanNumbers, PolicyEndpoint, RolloutRequest, redact
+from envhub.core.wire import NoBooleanNumbers, PolicyEndpoint, RolloutRequest, redact, url_without_credentials
 from envhub.rollout.jobs import set_path
 from envhub.train.loss import KLKind
 
@@ -263,6 +263,12 @@ class RolloutSettings(RolloutRequest):
         "(vLLM) at policy_url.",
     )
     policy_url: str | None = Field(default=None, description="The generation server's base URL.")
+
+    @field_validator("policy_url")
+    @classmethod
+    def _policy_url_without_credentials(cls, url: str | None) -> str | None:
+        return None if url is None else url_without_credentials(url, "policy_url")
+
     rollout_service: str | None = Field(
         default=None,
         description="Submit rollout jobs to this `envhub serve-rollouts` URL (needs a redis queue).",

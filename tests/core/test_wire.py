@@ -95,3 +95,14 @@ def test_the_eval_and_trainer_configs_refuse_a_boolean_for_a_number_too(
         {"eval": EvalConfig, "train": TrainConfig}[model].model_validate(fields)
     error = caught.value.errors()[0]
     assert error["loc"] == loc and "boolean" in error["msg"], caught.value.errors()
+
+
+def test_a_policy_endpoint_refuses_credentials_in_its_url() -> None:
+    # A job record keeps its policy endpoint: a key in the URL would be stored with it.
+    with pytest.raises(ValidationError, match="api_key"):
+        PolicyEndpoint(base_url="http://user:key@p/v1", model="m")
+    # The refusal's echo of the input (4xx bodies, config errors) keeps the host only.
+    from envhub.core.wire import redact
+
+    assert redact({"base_url": "http://user:key@p/v1"}) == {"base_url": "http://***@p/v1"}
+    assert redact("see http://p/v1") == "see http://p/v1"

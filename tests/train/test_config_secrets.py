@@ -37,3 +37,17 @@ def test_a_queue_url_without_a_password_is_written_as_it_is() -> None:
         None, {"env": "envhub/Sokoban-v0", "model.path": "m", "rollout.queue": "redis://user@redis:6379/0"}
     )
     assert '"redis://user@redis:6379/0"' in config.model_dump_json()
+
+
+def test_a_policy_key_in_a_server_url_is_refused_naming_where_it_goes() -> None:
+    """A served policy's key belongs in ENVHUB_POLICY_API_KEY: in ``policy_url`` (or an agent's
+    ``policy.base_url``) it would be written into config.json and every job record."""
+    import pytest
+
+    from envhub.core.errors import ConfigurationError
+
+    base = {"env": "envhub/Sokoban-v0", "model.path": "m", "rollout.generation": "openai"}
+    for url in (f"http://user:{SECRET}@policy:8000/v1", f"http://{SECRET}@policy:8000/v1"):
+        with pytest.raises(ConfigurationError, match="ENVHUB_POLICY_API_KEY") as caught:
+            load_config(None, {**base, "rollout.policy_url": url})
+        assert SECRET not in str(caught.value)

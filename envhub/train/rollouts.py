@@ -262,6 +262,9 @@ class _WeightSwap:
         self._changed = asyncio.Condition()
         self._live = 0
         self._pushing = False
+        #: The version of a push whose swap failed (some servers may hold it, others not): no
+        #: play starts until a push succeeds.
+        self._failed: int | None = None
 
     @contextlib.asynccontextmanager
     async def play(self, version: int) -> AsyncIterator[None]:
@@ -274,6 +277,14 @@ class _WeightSwap:
             async with self._changed:
                 await self._changed.wait_for(lambda: not self._pushing)
         # Checked and counted with no await in between: a push that begins later waits for it.
+        if self._failed is not None:
+            raise ConfigurationError(
+                f"The weight push to version {self._failed} failed part way, so the served weights "
+                "may be of neither version (one server reloaded, another not): no group is played "
+                "on them until a push succeeds. The push's own error says which server failed.",
+                version=version,
+                failed_push=self._failed,
+            )
         if self.version is not None and version != self.version:
             raise ConfigurationError(
                 f"A play at policy version {version} on a served policy that holds version "
@@ -293,7 +304,8 @@ class _WeightSwap:
     @contextlib.asynccontextmanager
     async def push(self, version: int) -> AsyncIterator[None]:
         """Close the gate and wait for the plays in flight; the body swaps the weights to
-        ``version``, and the gate opens at that version (at the old one if the body fails)."""
+        ``version``, and the gate opens at that version. If the body fails, the weights are of no
+        known version: plays are refused until a later push succeeds."""
         async with self._changed:
             await self._changed.wait_for(lambda: not self._pushing)
             self._pushing = True
@@ -314,7 +326,11 @@ class _WeightSwap:
                 ) from None
         try:
             yield
-            self.version = version
+        except BaseException:
+            self._failed = version
+            raise
+        else:
+            self.version, self._failed = version, None
         finally:
             self._pushing = False
             async with self._changed:

@@ -27,7 +27,7 @@ from envhub.policy.base import Completion, SamplingParams
 from envhub.policy.transformers_backend import TransformersBackend
 from envhub.rollout.queue.base import GroupQueue
 from envhub.rollout.queue.memory import MemoryQueue
-from envhub.train.config import TrainConfig, load_config
+from envhub.train.config import RolloutSettings, TrainConfig, load_config
 from envhub.train.rollouts import EngineRollouts, RolloutSource, ServedPolicy, build_env_pool
 from envhub.train.tracking import read_metrics
 from envhub.train.trainer import Trainer
@@ -388,3 +388,49 @@ def test_each_push_reaches_every_agent_s_server_and_no_call_straddles_it(
         assert m["agent/verifier/logprob_diff"] < 1e-4 and m["agent/shared/logprob_diff"] < 1e-4
         assert m["agent/verifier/rows"] == m["agent/shared/rows"] > 0
         assert m["sync/verifier/total_s"] == pytest.approx(0.2)
+
+
+def test_a_push_that_fails_part_way_refuses_every_later_play(
+    small_model_dir: Path, other_model_dir: Path
+) -> None:
+    """The shared server took version 1's weights, the verifier's reload failed: the team's served
+    weights are of no one version, so no group may be played on them, at either label, until a
+    push succeeds."""
+    import torch
+
+    from envhub.core.errors import PolicyError
+    from envhub.core.wire import SamplingRequest
+    from envhub.rollout.engine import GroupTask
+
+    class _FailsAtOne(_Sync):
+        async def push(self, model: Any, version: int) -> dict[str, float]:
+            if version == 1:
+                raise PolicyError("the verifier's server did not reload")
+            return await super().push(model, version)
+
+    async def main() -> None:
+        shared, verifier = _Server(small_model_dir), _Server(other_model_dir)
+        settings = RolloutSettings()
+        rollouts = EngineRollouts(
+            envs=build_env_pool("envhub/Math-v0", settings),
+            queue=MemoryQueue(),
+            settings=settings,
+            served=shared,
+            weight_sync=_Sync(shared),
+            served_agents={"verifier": ServedPolicy(verifier, _FailsAtOne(verifier))},
+        )
+        models = {"verifier": verifier.model}
+        await rollouts.push_weights(shared.model, 0, agents=models)
+        with torch.no_grad():
+            next(shared.model.parameters()).add_(1.0)
+        with pytest.raises(PolicyError):
+            await rollouts.push_weights(shared.model, 1, agents=models)
+        assert shared.weights == 1 and verifier.weights == 0  # one server moved, one did not
+        tasks = [GroupTask(0, "train-00000", 0)]
+        for version in (0, 1):
+            with pytest.raises(ConfigurationError, match="push to version 1 failed"):
+                await rollouts.play(tasks, version=version, sampling=SamplingRequest(max_tokens=4))
+        await rollouts.push_weights(shared.model, 2, agents=models)  # a push that succeeds reopens
+        await rollouts.aclose()
+
+    asyncio.run(main())

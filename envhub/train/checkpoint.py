@@ -105,8 +105,8 @@ class TrainerState:
 class AgentParts:
     """One agent's own model and what trains it, as a checkpoint keeps them (``agents/<role>/``).
 
-    Single-process only (a model per agent is refused under torchrun): the optimizer state is
-    gathered from the plain module.
+    ``model`` is the plain module (one process, or under DDP the wrapped one, whole on every
+    rank: rank 0 writes it); its optimizer state is read from it as it is.
     """
 
     model: Any

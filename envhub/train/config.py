@@ -845,6 +845,13 @@ def _own_model_problems(config: TrainConfig) -> list[str]:
         )
     if config.grounded.enabled:
         problems.append("agents: grounded reads one model's hidden states; leave grounded off")
+    if config.model.strategy != "fsdp2":  # else refused for rollout.agents above
+        problems.extend(
+            f"agents.{role}.model.strategy='fsdp2': under torchrun an agent's own model is data "
+            "parallel by DDP, as the shared one is with rollout.agents; leave the key out or set 'ddp'"
+            for role, spec in config.agents.items()
+            if spec.model.strategy == "fsdp2"
+        )
     for role, spec in config.agents.items():
         if not spec.adapter:
             continue

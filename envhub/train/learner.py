@@ -651,7 +651,12 @@ class Learner:
             if self.optim_config.shuffle
             else torch.arange(n)
         )
-        if count is not None:  # data parallel: every rank steps the same number of times
+        if count is not None:
+            # Data parallel: every rank steps the same number of times, a rank without rows (of
+            # an agent's own model, Dr. MAS) with empty mini-batches that only join the reductions.
+            if n == 0:
+                yield from (order for _ in range(count))
+                return
             yield from (chunk for chunk in torch.tensor_split(order, count) if len(chunk))
             return
         size = self.optim_config.mini_batch_rows or n
@@ -762,6 +767,8 @@ class Learner:
         else:
             chunks = [index[s : s + opt.micro_batch_rows] for s in range(0, len(index), opt.micro_batch_rows)]
             passes = list(chunks)
+            if self.ddp_model is not None and not passes:
+                passes = [None]  # no rows on this rank: one idle pass joins the step's all-reduce
         shares = _GradShares(self.model, sharded=self.sharded) if len(set(labels)) > 1 else None
         agent_norms: dict[str, float] = {}
         # Agreed before the first pass: a rank that asks later would be waiting in this collective

@@ -29,9 +29,11 @@ sampler, the vLLM push and checkpoints get them gathered, and those steps run on
 A multi-agent run (``rollout.agents``, Dr. MAS) trains one shared model on every role's rows, or
 with ``agents:`` a model per agent (:class:`AgentPolicy`): each role's calls are sampled by its
 own model, its rows go to its own learner and optimizer, and every update records each agent's
-gradient norm (``agent/<role>/grad_norm``). A model per agent runs in one process; it samples
-there, or (``generation: openai``) from a server of its own (``agents.<role>.policy``), into
-which each push syncs its weights.
+gradient norm (``agent/<role>/grad_norm``). An agent's own model samples in process, or
+(``generation: openai``) from a server of its own (``agents.<role>.policy``), into which each
+push syncs its weights. Under torchrun each own model is wrapped in DDP as the shared one is,
+and every rank joins every model's update, with empty mini-batches of idle passes where it
+holds none of that model's rows (:meth:`Trainer._policy_rows`); rank 0 writes the checkpoints.
 Over a shared (Redis) queue rank 0 alone reads the run's groups and scatters them to the ranks
 (:meth:`Trainer._take_scattered`), so every group is used by one rank once; the checkpoint
 records which rank used which (``assignments``). Every rank passes a barrier around each weight
@@ -412,15 +414,19 @@ class Trainer:
         torch.manual_seed(config.seed + self.dist.rank)
         roles = config.rollout.agents.roles if config.rollout.agents is not None else ()
         own_roles = [role for role in roles if role in config.agents]
-        if own_roles and self.dist.world > 1:
+        adapters = [role for role in own_roles if config.agents[role].adapter]
+        if adapters and self.dist.world > 1:
+            # DDP fixes a model's trainable weights when it wraps it; adapters on one base switch them.
             raise ConfigurationError(
-                "agents: a model per agent trains in one process; run it without torchrun "
-                f"(this is rank {self.dist.rank} of {self.dist.world}).",
+                f"agents.{adapters[0]}.adapter: LoRA adapters per agent on one model train in one "
+                "process; run without torchrun, or give the agent a model of its own "
+                f"(agents.{adapters[0]}.model.path without adapter) (this is rank {self.dist.rank} "
+                f"of {self.dist.world}).",
+                role=adapters[0],
             )
         #: Every model the run trains, by name: the shared one and each agent's own.
         self.policies: dict[str, AgentPolicy] = {}
         self.ddp: Any | None = None
-        adapters = [role for role in own_roles if config.agents[role].adapter]
         if not own_roles or len(own_roles) < len(roles) or adapters:
             self._shared_policy()
         for i, role in enumerate(own_roles):
@@ -428,7 +434,7 @@ class Trainer:
             if spec.adapter:
                 self.policies[role] = self._adapter_policy(role, spec, seed=config.seed + 1 + i)
                 continue
-            device = resolve_device(spec.model.device)
+            device = _rank_device(resolve_device(spec.model.device), self.dist.world)
             model = _load_model(spec.model, device)
             learner = Learner(
                 model,
@@ -436,6 +442,9 @@ class Trainer:
                 loss=config.loss,
                 optim=spec.optim,
                 temperature=config.rollout.sampling.temperature,
+                # Under torchrun each own model is data parallel like the shared one (FSDP2 is
+                # refused with rollout.agents at load).
+                ddp_model=self._ddp(model),
                 seed=config.seed + 1 + i,
             )
             self.policies[role] = AgentPolicy(
@@ -506,12 +515,8 @@ class Trainer:
             # Sharded inside the Learner, after it copies the reference and before the optimizer.
             bf16 = config.model.dtype == "bfloat16" and self.device.type == "cuda"
             shard = functools.partial(shard_fsdp2, bf16=bf16)
-        elif self.dist.world > 1:
-            from torch.nn.parallel import DistributedDataParallel
-
-            # No buffer broadcast: ranks run different numbers of forward passes (micro-batches
-            # follow each rank's rows), and a per-forward collective would deadlock them.
-            self.ddp = DistributedDataParallel(self.model, forward_sync_buffers=False)
+        else:
+            self.ddp = self._ddp(self.model)
         self.tokenizer = _chat_tokenizer(config.model.path)
         self.learner = Learner(
             self.model,
@@ -526,6 +531,16 @@ class Trainer:
         self.policies[SHARED_POLICY] = AgentPolicy(
             SHARED_POLICY, config.model, self.model, self.learner, self.tokenizer, self.device
         )
+
+    def _ddp(self, model: Any) -> Any | None:
+        """``model`` wrapped in DDP under torchrun (its weights are broadcast from rank 0), else None."""
+        if self.dist.world == 1:
+            return None
+        from torch.nn.parallel import DistributedDataParallel
+
+        # No buffer broadcast: ranks run different numbers of forward passes (micro-batches
+        # follow each rank's rows), and a per-forward collective would deadlock them.
+        return DistributedDataParallel(model, forward_sync_buffers=False)
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -1339,18 +1354,21 @@ class Trainer:
             tokens = rows.response_mask.sum().clamp_min(1.0)
             metrics["advantage/mean"] = float((adv * rows.response_mask).sum() / tokens)
             metrics["advantage/abs_mean"] = float((adv.abs() * rows.response_mask).sum() / tokens)
-        mini_batches = await self._agree_mini_batches(len(rows))
         shares = self._policy_rows(rows, agents)
+        mini_batches = [
+            await self._agree_mini_batches(len(own_rows), policy.learner.optim_config.mini_batch_rows)
+            for policy, own_rows, _ in shares
+        ]
 
         def compute() -> dict[str, float]:
             out: dict[str, float] = {}
             actor: list[dict[str, float]] = []
             diff = tokens = 0.0
-            for policy, own_rows, own_agents in shares:
+            for (policy, own_rows, own_agents), own_mini_batches in zip(shares, mini_batches, strict=True):
                 policy.activate()
                 try:
                     stats, diffs = self._update_policy(
-                        policy, own_rows, own_agents, deliveries, actions, mini_batches, out
+                        policy, own_rows, own_agents, deliveries, actions, own_mini_batches, out
                     )
                 finally:
                     if SHARED_POLICY in self.policies:
@@ -1380,16 +1398,24 @@ class Trainer:
     def _policy_rows(
         self, rows: RowBatch, agents: list[str] | None
     ) -> list[tuple[AgentPolicy, RowBatch, list[str] | None]]:
-        """Each model's rows (and their agents): all rows for one model; by role with ``agents:``."""
+        """Each model's rows (and their agents): all rows for one model; by role with ``agents:``.
+
+        A model no row of the iteration is for is left out. Under torchrun (collective: every rank
+        calls it) a model is left out only when no rank holds a row for it: a rank without one
+        still takes part in its update, whose collectives every rank must join.
+        """
         if not self.own_policies or agents is None:
             return [(self.policies[SHARED_POLICY], rows, agents)]
         by_policy: dict[str, list[int]] = defaultdict(list)
         for i, agent in enumerate(agents):
             by_policy[self.config.policy_of(agent)].append(i)
+        held = [float(len(by_policy.get(name, []))) for name in self.policies]
+        if self.dist.world > 1:
+            held = all_reduce_floats(held)
         out: list[tuple[AgentPolicy, RowBatch, list[str] | None]] = []
-        for name, policy in self.policies.items():
+        for (name, policy), anywhere in zip(self.policies.items(), held, strict=True):
             index = by_policy.get(name, [])
-            if not index:
+            if not anywhere:
                 continue
             own = rows.select(index)
             if policy.tokenizer.pad_token_id != self.tokenizer.pad_token_id:
@@ -1565,13 +1591,19 @@ class Trainer:
         metrics["rows/env_tokens"] = float(built.env_tokens)
         return rows, metrics
 
-    async def _agree_mini_batches(self, rows: int) -> int | None:
-        """Under torchrun, one mini-batch count for every rank (at most the smallest rank's rows)."""
+    async def _agree_mini_batches(self, rows: int, mini_batch_rows: int | None) -> int | None:
+        """Under torchrun, one mini-batch count for every rank (at most the smallest rank's rows;
+        1 when a rank holds none of a model's rows, which then steps with an empty mini-batch).
+
+        Args:
+            rows: this rank's rows of the model.
+            mini_batch_rows: the model's ``optim.mini_batch_rows`` (None or 0: one mini-batch).
+        """
         if self.dist.world == 1:
             return None
         fewest = -int(all_reduce_floats([-rows], "max")[0])
         total = int(all_reduce_floats([rows])[0])
-        per = self.config.optim.mini_batch_rows or total
+        per = mini_batch_rows or total
         return max(1, min(fewest, math.ceil(total / per)))
 
     def _full_model(self) -> Any:
@@ -1618,7 +1650,9 @@ class Trainer:
         The weights are a full Hugging Face directory and the optimizer state is keyed by
         parameter name, so a checkpoint of any strategy resumes under any other, or in one process.
         """
-        if SHARED_POLICY not in self.policies:  # a model per agent, one process
+        if SHARED_POLICY not in self.policies:  # a model per agent (DDP: rank 0 holds them whole)
+            if not self.dist.main:
+                return
             save_checkpoint(
                 self.run_dir,
                 model=None,

@@ -161,3 +161,56 @@ def test_two_ranks_log_each_agent_s_global_gradient_norm_of_a_shared_model(
             for want, have in zip(expected, got, strict=True):
                 for agent in ("a", "b"):
                     assert have[agent] == pytest.approx(want[agent], rel=1e-4), (scheme, agent)
+
+
+@pytest.fixture(scope="module")
+def verifier_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small model's shape with other weights (seed 1): the verifier's own model."""
+    from envhub.policy.tiny import build_tiny_model
+
+    return build_tiny_model(
+        tmp_path_factory.mktemp("verifier-model") / "model", seed=1, hidden_size=64, vocab_size=512
+    )
+
+
+@pytest.mark.slow
+def test_two_ranks_train_each_agent_s_own_model_as_one_process_does(
+    small_model_dir: Path, verifier_model_dir: Path, sampled_groups: list[Group], tmp_path: Path
+) -> None:
+    """Dr. MAS with a model per agent under torchrun: after two iterations, the first with no
+    verifier row on rank 1, every agent's model holds what one process training on all the rows
+    holds; rank 0's checkpoint resumes on the two ranks and in one process, and the one
+    process's on the two ranks."""
+    from envhub.train.config import SHARED_POLICY
+    from envhub.train.trainer import Trainer
+    from tests.train.agents_worker import config, flat_parameters, main
+
+    worker = WORKER.with_name("agents_worker.py")
+    groups = tmp_path / "groups.jsonl"
+    groups.write_text("".join(g.model_dump_json() + "\n" for g in sampled_groups), encoding="utf-8")
+    models = [str(small_model_dir), str(verifier_model_dir), str(groups)]
+    one, two = tmp_path / "one", tmp_path / "two"
+    main(*models, str(one))  # one process: this one
+    _run([*TORCHRUN, str(worker), *models, str(two), str(one)])
+    reports = [json.loads((two / f"report.{r}.json").read_text()) for r in range(2)]
+    verifier_rows = [r["rows"]["verifier"] for r in reports]
+    assert verifier_rows[1][0] == 0 and verifier_rows[0][0] > 0  # rank 1: no verifier row at first
+    assert all(rows[1] > 0 for rows in verifier_rows)
+    # Each rank resumed every model from the two ranks' checkpoint, and from the one process's.
+    resumed = {SHARED_POLICY: True, "verifier": True}
+    assert all(r["resumed"] == r["resumed_one_process"] == resumed for r in reports)
+    single, double = torch.load(one / "params.pt"), torch.load(two / "params.pt")
+    initial = {
+        SHARED_POLICY: _initial_parameters(small_model_dir),
+        "verifier": _initial_parameters(verifier_model_dir),
+    }
+    assert single.keys() == double.keys() == initial.keys()
+    for name in initial:
+        assert not torch.allclose(single[name], initial[name])  # the updates moved the weights
+        assert torch.allclose(single[name], double[name], atol=1e-5), name
+    # The two ranks' checkpoint resumes in one process.
+    trainer = Trainer(config(*models[:2], str(two), len(sampled_groups)))
+    trainer._resume()
+    assert trainer.state.iteration == 2
+    for name, policy in trainer.policies.items():
+        assert torch.equal(flat_parameters(policy.model), double[name]), name

@@ -111,6 +111,8 @@ def test_an_agent_s_sections_are_the_top_level_ones_with_its_own_keys_over_them(
             "agents: a rollout service samples one served model",
         ),
         ({"agents": {"verifier": {}}, "loss.entropy": "coso", "loss.entropy_coef": 1.0}, "coso"),
+        ({"agents": {"verifier": {"model": {"strategy": "fsdp2"}}}}, "agents.verifier.model.strategy"),
+        ({"model.strategy": "fsdp2", "agents": {"verifier": {}}}, "use strategy 'ddp'"),
         ({"rollout.agents": {"policies": {"verifier": "scripted:search-team-verifier"}}}, "top-level agents"),
     ],
 )

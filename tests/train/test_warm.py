@@ -62,12 +62,19 @@ def _config(shared: Path, verifier: Path, **over: Any) -> TrainConfig:
 
 def _greedy_validity(model_dir: Path, demos: list[Demonstration]) -> float:
     """The fraction of ``demos``' prompts on which the model's greedy answer parses as valid."""
-    backend = TransformersBackend(model_dir)
     prompts = [Prompt(messages=d.messages, request_id=str(i)) for i, d in enumerate(demos)]
-    completions = asyncio.run(backend.generate(prompts, SamplingParams(temperature=0.0, max_tokens=24)))
-    asyncio.run(backend.aclose())
+
+    async def answer() -> list[str]:
+        backend = TransformersBackend(model_dir)
+        try:
+            completions = await backend.generate(prompts, SamplingParams(temperature=0.0, max_tokens=24))
+        finally:
+            await backend.aclose()
+        return [c.text for c in completions]
+
     orchestra = SearchOrchestra()
-    valid = [orchestra.parse(str(d.agent), c.text)[1] for d, c in zip(demos, completions, strict=True)]
+    texts = asyncio.run(answer())
+    valid = [orchestra.parse(str(d.agent), text)[1] for d, text in zip(demos, texts, strict=True)]
     return sum(valid) / len(valid)
 
 
@@ -177,13 +184,24 @@ def test_a_demonstration_is_tokenised_as_the_sampler_reads_it(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_a_warmed_model_writes_valid_blocks_where_a_random_one_does_not(
-    small_model_dir: Path, verifier_model_dir: Path, tmp_path: Path
+    tiny_model_dir: Path, tmp_path: Path
 ) -> None:
+    # The recipe's model size (hidden 128): the 64-wide small model had not learned the
+    # verifier's block after 40 steps; the 128-wide one learns it within 45 (docs/training.md).
+    from envhub.policy.tiny import build_tiny_model
+
+    verifier_model_dir = build_tiny_model(tmp_path / "verifier", seed=1)
     config = _config(
-        small_model_dir,
+        tiny_model_dir,
         verifier_model_dir,
-        **{"warm_start.tasks": 16, "warm_start.epochs": 6, "warm_start.lr": 3e-3},
+        **{
+            "warm_start.tasks": 16,
+            "warm_start.epochs": 8,
+            "warm_start.lr": 3e-3,
+            "warm_start.batch_rows": 2,
+        },
     )
     demos, _ = collect_demonstrations(config)
     by_model = {
@@ -191,7 +209,7 @@ def test_a_warmed_model_writes_valid_blocks_where_a_random_one_does_not(
         SHARED_POLICY: [d for d in demos if d.agent != "verifier"][:8],
     }
     assert _greedy_validity(verifier_model_dir, by_model["verifier"]) == 0.0
-    assert _greedy_validity(small_model_dir, by_model[SHARED_POLICY]) == 0.0
+    assert _greedy_validity(tiny_model_dir, by_model[SHARED_POLICY]) == 0.0
 
     result = warm_start(config, tmp_path / "warm")
     assert {p.name for p in result.policies} == {SHARED_POLICY, "verifier"}

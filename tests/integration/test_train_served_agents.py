@@ -14,7 +14,6 @@ reached, would show by nats.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from envhub.train.config import load_config
 from envhub.train.tracking import group_files, read_groups, read_metrics
 from envhub.train.trainer import train
 from envhub.train.weight_sync import DiskVllmSync
-from tests.conftest import CONTEXT_TOKENS, vllm_python
+from tests.conftest import CONTEXT_TOKENS, tiny_vllm_server
 from tests.train.test_ranks import SERVED_LR, SERVED_TOLERANCE, _logprob_gap, _serve_original
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.vllm, pytest.mark.timeout(1500)]
@@ -47,20 +46,7 @@ def verifier_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def verifier_server(verifier_model_dir: Path) -> Iterator[VllmServer]:
     """A second vLLM-CPU server, serving the verifier's model (as the session's serves the solver's)."""
-    python = vllm_python()
-    if not python.is_file():
-        message = f"no vLLM virtualenv at {python.parent.parent}; run `bash scripts/install-vllm.sh`"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI must run the vLLM tests: {message}")
-        pytest.skip(message)
-    server = VllmServer(
-        python,
-        verifier_model_dir,
-        log_path=verifier_model_dir.parent / "vllm.log",
-        max_model_len=CONTEXT_TOKENS,
-        extra_args=("--max-num-batched-tokens", str(8 * CONTEXT_TOKENS)),  # as the session's server
-        env={"VLLM_SERVER_DEV_MODE": "1"},  # the weight-update routes
-    )
+    server = tiny_vllm_server(verifier_model_dir)
     with server:
         print(f"\nverifier's vLLM server up in {server.startup_s:.1f} s")
         yield server

@@ -24,7 +24,7 @@ on scripted demonstrations (its ``warm_start`` section, :mod:`envhub.train.warm`
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -32,6 +32,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from envhub.core.errors import EnvhubError
+
+if TYPE_CHECKING:
+    from envhub.train.config import TrainConfig
 
 __all__ = [
     "app",
@@ -55,14 +58,13 @@ app = typer.Typer(
 _CURVE_KEYS = ("rollout/success", "rollout/reward", "actor/kl", "actor/entropy", "time/iteration_s")
 
 
-def _overrides(options: dict[str, Any], sets: list[str] | None) -> dict[str, Any]:
+def _recipe(path: str | None, options: dict[str, Any], sets: list[str] | None) -> TrainConfig:
+    """The recipe with the options given (None: not given), then each ``--set`` in order (a
+    ``null`` there puts a null in the key)."""
     from envhub.rollout.jobs import parse_override
+    from envhub.train.config import load_config
 
-    out = {k: v for k, v in options.items() if v is not None}
-    for text in sets or []:
-        key, value = parse_override(text)
-        out[key] = value
-    return out
+    return load_config(path, options, sets=[parse_override(text) for text in sets or []])
 
 
 def _print_curve(console: Console, rows: list[dict[str, Any]], title: str) -> None:
@@ -144,7 +146,6 @@ def train_command(
 
     `envhub-train export --checkpoint DIR --out DIR` writes a checkpoint as a servable model.
     """
-    from envhub.train.config import load_config
     from envhub.train.progress import TrainProgress
     from envhub.train.trainer import train
 
@@ -169,7 +170,7 @@ def train_command(
     }
     console = Console(stderr=False)
     try:
-        cfg = load_config(config, _overrides(options, set_))
+        cfg = _recipe(config, options, set_)
         with TrainProgress(cfg, console=console, live=progress and console.is_terminal) as display:
             result = train(cfg, on_iteration=display.update)
     except EnvhubError as exc:
@@ -240,11 +241,10 @@ def blind_command(
 ) -> None:
     """Print the best blind policy over the recipe's validation tasks (envhub.train.blind)."""
     from envhub.train.blind import recipe_blind_ceiling
-    from envhub.train.config import load_config
 
     try:
         # The ceiling reads the env and the tasks, never the model: any path satisfies the recipe.
-        cfg = load_config(config, _overrides({"model.path": "unused"}, set_))
+        cfg = _recipe(config, {"model.path": "unused"}, set_)
         ceiling = recipe_blind_ceiling(cfg, split=split, tasks=tasks)
     except EnvhubError as exc:
         Console(stderr=True).print(f"[red]error[/] ({exc.code}): {escape(exc.message)}", soft_wrap=True)
@@ -272,12 +272,11 @@ def warm_command(
     ] = None,
 ) -> None:
     """Play the scripted demonstrations, train every model on its roles' calls, write them to OUT."""
-    from envhub.train.config import load_config
     from envhub.train.warm import warm_start
 
     console = Console()
     try:
-        cfg = load_config(config, _overrides({"model.path": model}, set_))
+        cfg = _recipe(config, {"model.path": model}, set_)
         result = warm_start(
             cfg,
             out,

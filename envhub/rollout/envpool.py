@@ -137,7 +137,12 @@ class EnvPool(Protocol):
 
     async def close_group(self, group: OpenGroup) -> None: ...
 
-    async def task_ids(self, split: str | None, count: int | None) -> list[str]: ...
+    async def task_ids(
+        self, split: str | None, count: int | None, env_kwargs: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """The first ``count`` task ids of ``split`` (all when None) of the env built with
+        ``env_kwargs`` (a job's: its dataset may not be the default one)."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -270,7 +275,11 @@ class RemoteEnvPool:
 
         await asyncio.gather(*(close(m.session_id) for m in group.members))
 
-    async def task_ids(self, split: str | None, count: int | None) -> list[str]:
+    async def task_ids(
+        self, split: str | None, count: int | None, env_kwargs: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        # The server lists the tasks of its env as its operator started it (GET /v1/tasks takes
+        # no env arguments); a job's env_kwargs shape its sessions, not this list.
         ids: list[str] = []
         offset = 0
         while count is None or len(ids) < count:
@@ -419,9 +428,11 @@ class InProcessEnvPool:
 
         await self._run(close)
 
-    async def task_ids(self, split: str | None, count: int | None) -> list[str]:
+    async def task_ids(
+        self, split: str | None, count: int | None, env_kwargs: Mapping[str, Any] | None = None
+    ) -> list[str]:
         def ids() -> list[str]:
-            env = self._make_env()
+            env = self._make_env(**(env_kwargs or {}))
             try:
                 return [str(t) for t in env.unwrapped.task_ids(split)]
             finally:

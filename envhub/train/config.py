@@ -667,6 +667,11 @@ class WarmStartSettings(_Strict):
         description="Keep only the calls of won episodes (filtered behaviour cloning).",
     )
     epochs: int = Field(default=4, ge=1, description="Passes over the demonstrations.")
+    model_epochs: dict[str, int] = Field(
+        default_factory=dict,
+        description="Model name (shared, or an agents.<role> one) -> its passes, over epochs: a "
+        "verifier that learns its two words in one pass need not take the search agent's eight.",
+    )
     lr: float = Field(default=1.0e-3, gt=0.0, allow_inf_nan=False, description="AdamW learning rate.")
     weight_decay: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
     batch_rows: int = Field(default=8, ge=1, description="Demonstrations per optimizer step.")
@@ -678,6 +683,18 @@ class WarmStartSettings(_Strict):
         if value is not None and not value.startswith("scripted:"):
             raise ValueError("warm_start.policy must be 'scripted:<module>:<callable>'")
         return value
+
+    @field_validator("model_epochs")
+    @classmethod
+    def _positive_epochs(cls, value: dict[str, int]) -> dict[str, int]:
+        bad = sorted(name for name, epochs in value.items() if epochs < 1)
+        if bad:
+            raise ValueError(f"warm_start.model_epochs.{bad[0]} must be at least 1")
+        return value
+
+    def epochs_of(self, model: str) -> int:
+        """The passes ``model`` (a name of :func:`~envhub.train.warm.warm_start`'s) trains for."""
+        return self.model_epochs.get(model, self.epochs)
 
     @field_validator("policies")
     @classmethod
@@ -1046,6 +1063,12 @@ def _warm_start_problems(config: TrainConfig) -> list[str]:
         f"warm_start.policies.{role}: not a role of the {agents.orchestra} orchestra ({', '.join(roles)})"
         for role in warm.policies
         if agents is not None and role not in roles
+    )
+    models = set(config.agents) | ({SHARED_POLICY} if not roles or set(roles) - set(config.agents) else set())
+    problems.extend(
+        f"warm_start.model_epochs.{name}: not a model of this run ({', '.join(sorted(models))})"
+        for name in sorted(warm.model_epochs)
+        if name not in models
     )
     uncovered = [role for role in roles if role not in warm.policies]
     if warm.policy is None and (uncovered or agents is None):

@@ -830,7 +830,7 @@ class Trainer:
     async def _task_ids(self, split: str | None) -> list[str]:
         pool = build_env_pool(self.env_id, self.config.rollout, token=self.credentials.env_token)
         try:
-            return await pool.task_ids(split, None)
+            return await pool.task_ids(split, None, self.config.rollout.env_kwargs)
         except UnauthorizedError as exc:
             raise refused("env server", ", ".join(self.config.rollout.env_urls), "ENVHUB_ENV_TOKEN") from exc
         finally:

@@ -175,7 +175,7 @@ async def _play_demonstrations(config: TrainConfig) -> list[Group]:
         token = TrainerCredentials().env_token
         pool = build_env_pool(resolve(config.env).id, config.rollout, token=token)
         try:
-            task_ids = await pool.task_ids(warm.split, None)
+            task_ids = await pool.task_ids(warm.split, None, config.rollout.env_kwargs)
         finally:
             await pool.aclose()
     return (await play(demonstration_request(config, task_ids), job_id="warm-start")).groups
@@ -259,16 +259,18 @@ def fit(
     settings: WarmStartSettings,
     pad_token_id: int,
     seed: int,
+    epochs: int | None = None,
     on_epoch: Callable[[int, float], None] | None = None,
 ) -> list[float]:
     """Train ``model`` on ``rows`` (token cross-entropy on the scored tokens, the mean over each
-    batch's); return each epoch's mean loss per scored token."""
+    batch's) for ``epochs`` passes (default ``settings.epochs``); return each epoch's mean loss
+    per scored token."""
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=settings.lr, weight_decay=settings.weight_decay)
     rng = random.Random(seed)
     model.train()
     losses = []
-    for epoch in range(settings.epochs):
+    for epoch in range(settings.epochs if epochs is None else epochs):
         total, count = 0.0, 0
         for batch in _batches(rows, settings.batch_rows, rng):
             nll, n = _response_nll(model, batch, pad_token_id)
@@ -333,6 +335,7 @@ def _warm_one(
             settings=_settings(config),
             pad_token_id=tokenizer.pad_token_id,
             seed=seed,
+            epochs=_settings(config).epochs_of(name),
             on_epoch=None if on_epoch is None else (lambda e, loss: on_epoch(name, e, loss)),
         )
     seconds = time.perf_counter() - started

@@ -63,7 +63,14 @@ def test_recipe_validates_and_its_env_and_estimator_accept_it(name: str, tmp_pat
     estimator = default_config(config.algo, spec, **config.advantage)
     assert estimator is not None
     if config.rollout.env_kwargs:  # the env takes the recipe's constructor arguments
-        env = gym.make(spec.id, **config.rollout.env_kwargs)
+        kwargs = dict(config.rollout.env_kwargs)
+        if spec.family == "search" and not Path(kwargs.get("data_dir", ".")).is_dir():
+            # A world the recipe's header generates (envhub data search generate): a small one here.
+            from envhub.envs.search.fixtures import write_world
+
+            write_world(tmp_path / "world", n_passages=60, n_train=4, n_test=2, seed=9)
+            kwargs["data_dir"] = str(tmp_path / "world")
+        env = gym.make(spec.id, **kwargs)
         try:
             env.reset(seed=0)
         finally:

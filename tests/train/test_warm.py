@@ -113,6 +113,10 @@ def test_warm_start_options_are_validated_at_load(small_model_dir: Path, verifie
         load_config(None, {**single, "warm_start.policies": ROLES})
     with pytest.raises(ConfigurationError, match="no scripted policy plays the agent"):
         load_config(None, {**single, "warm_start.epochs": 2})
+    with pytest.raises(ConfigurationError, match=r"warm_start\.model_epochs\.critic: not a model of this run"):
+        _config(small_model_dir, verifier_model_dir, **{"warm_start.model_epochs": {"critic": 2}})
+    with pytest.raises(ConfigurationError, match=r"warm_start\.model_epochs\.verifier must be at least 1"):
+        _config(small_model_dir, verifier_model_dir, **{"warm_start.model_epochs": {"verifier": 0}})
     # One scripted policy for every role is enough.
     ok = _config(
         small_model_dir,
@@ -168,6 +172,23 @@ def test_demonstrations_are_the_orchestras_calls_on_the_train_split(
     kept, _ = collect_demonstrations(won)
     won_calls = sum(len(t.steps) for g in groups for t in g.trajectories if t.won)
     assert 0 < len(kept) == won_calls < len(demos)
+
+
+def test_demonstrations_play_the_split_of_the_recipe_s_dataset(
+    small_model_dir: Path, verifier_model_dir: Path, tmp_path: Path
+) -> None:
+    """The whole train split of ``rollout.env_kwargs.data_dir``, not the embedded one's (the task
+    list was read from an env built without the recipe's arguments: 400 tasks)."""
+    from envhub.envs.search.fixtures import write_world
+
+    write_world(tmp_path / "world", n_passages=80, n_train=12, n_test=4, seed=5)
+    over = {
+        "warm_start.tasks": None,
+        "warm_start.successful_only": False,
+        "rollout.env_kwargs": {"data_dir": str(tmp_path / "world")},
+    }
+    _, groups = collect_demonstrations(_config(small_model_dir, verifier_model_dir, **over))
+    assert sorted(g.task_id for g in groups) == [f"train-{i:05d}" for i in range(12)]
 
 
 def test_a_demonstration_is_tokenised_as_the_sampler_reads_it(
@@ -236,6 +257,14 @@ def test_a_warmed_model_writes_valid_blocks_where_a_random_one_does_not(
         "model.path": str(tmp_path / "warm" / SHARED_POLICY),
         "agents.verifier.model.path": str(tmp_path / "warm" / "verifier"),
     }
+
+
+def test_each_model_trains_for_its_own_epochs(
+    small_model_dir: Path, verifier_model_dir: Path, tmp_path: Path
+) -> None:
+    over = {"warm_start.tasks": 4, "warm_start.epochs": 2, "warm_start.model_epochs": {"verifier": 1}}
+    result = warm_start(_config(small_model_dir, verifier_model_dir, **over), tmp_path)
+    assert {p.name: len(p.losses) for p in result.policies} == {SHARED_POLICY: 2, "verifier": 1}
 
 
 def test_the_warm_start_is_deterministic_under_its_seed(

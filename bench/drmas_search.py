@@ -1,0 +1,209 @@
+"""Dr. MAS on Search-QA, two tiny models from a warm start: does the team beat the blind ceiling?
+
+``trainers/drmas_search_warm.yaml`` end to end on the CPU, as its header runs it:
+
+1. the recipe's world: ``envhub data search generate`` with the sizes the recipe names (its
+   ``rollout.env_kwargs.data_dir``), unless it is there already;
+2. two tiny models (``envhub model tiny``, seeds 0 and 1: the shared one for the search and
+   answer agents, the verifier's own);
+3. the warm start (``envhub.train.warm``): each model imitates envhub's scripted team on the
+   train split;
+4. two RL runs from the warmed models, each the recipe's iterations: agent-wise advantages (the
+   recipe, the authors' ``group_by_agent_id``) and the global baseline (one group per task over
+   every agent's calls, the trajectory's mean score);
+
+and reports greedy success on the held-out tasks (iteration 0 is the warm start's own), the
+observation-blind ceiling over those tasks (``envhub.train.blind``), and each agent's gradient
+norm per iteration (median, max, and max over median: the spikes the paper is about).
+
+    python bench/drmas_search.py           # the recipe's sizes (about an hour on 2 cores)
+    python bench/drmas_search.py --quick   # a small world, 8 tasks, 1 epoch, 1 iteration
+
+Writes ``docs/results/drmas_search.json`` (``--quick``: ``bench/results/``) and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._common import machine, write_result
+
+RECIPE = ROOT / "trainers" / "drmas_search_warm.yaml"
+#: The global baseline of the authors (``group_by_agent_id=False``): the recipe's header.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "agent-wise": {},
+    "global": {
+        "advantage.group_by_agent": False,
+        "advantage.per_trajectory": True,
+        "advantage.trajectory_score": "mean",
+    },
+}
+#: The recipe's world (its header's ``envhub data search generate`` line) and the quick run's.
+WORLD = {"passages": 6000, "train": 12000, "test": 150}
+QUICK_WORLD = {"passages": 200, "train": 40, "test": 8}
+QUICK = {
+    "warm_start.tasks": 8,
+    "warm_start.epochs": 1,
+    "iterations": 1,
+    "validation.tasks": 4,
+    "validation.every": 1,
+}
+
+
+def _norms(series: list[float]) -> dict[str, Any]:
+    if not series:
+        return {"iterations": 0}
+    median = statistics.median(series)
+    return {
+        "iterations": len(series),
+        "median": median,
+        "max": max(series),
+        "max_over_median": max(series) / median if median > 0 else None,
+        "series": series,
+    }
+
+
+def _world(config: Any, *, quick: bool) -> None:
+    """Generate the recipe's world (``rollout.env_kwargs.data_dir``) unless it is there."""
+    from envhub.envs.search.fixtures import write_world
+
+    folder = Path(config.rollout.env_kwargs["data_dir"])
+    if (folder / "corpus.jsonl").is_file():
+        return
+    sizes = QUICK_WORLD if quick else WORLD
+    write_world(folder, n_passages=sizes["passages"], n_train=sizes["train"], n_test=sizes["test"], seed=9)
+
+
+def _validation(result: Any) -> list[dict[str, float]]:
+    return [{"iteration": v.iteration, "success": v.metrics["val/success"]} for v in result.validation]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="a small world, 8 tasks, 1 epoch, 1 iteration")
+    parser.add_argument(
+        "--work", default=None, help="where the world, models and runs go (default: a temp dir)"
+    )
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    args = parser.parse_args()
+
+    from envhub.policy.tiny import build_tiny_model
+    from envhub.train.blind import recipe_blind_ceiling
+    from envhub.train.config import load_config
+    from envhub.train.trainer import Trainer
+    from envhub.train.warm import warm_start
+
+    started = machine()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(args.work) if args.work else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        base: dict[str, Any] = {
+            "model.path": str(work / "tiny"),
+            "agents.verifier.model.path": str(work / "tiny-verifier"),
+            "rollout.env_kwargs.data_dir": str(work / "search-world"),
+            "output.tensorboard": False,
+            "output.progress": False,
+            **(QUICK if args.quick else {}),
+        }
+        recipe = load_config(RECIPE, base)
+        _world(recipe, quick=args.quick)
+        build_tiny_model(work / "tiny", seed=0)
+        build_tiny_model(work / "tiny-verifier", seed=1)
+        ceiling = recipe_blind_ceiling(recipe)
+        print(f"blind ceiling: {ceiling.describe()}", flush=True)
+
+        t0 = time.perf_counter()
+        warm = warm_start(
+            recipe,
+            work / "warm",
+            on_epoch=lambda name, epoch, loss: print(
+                f"warm {name}: epoch {epoch + 1}, loss {loss:.4f}", flush=True
+            ),
+        )
+        warm_s = time.perf_counter() - t0
+        rows: list[dict[str, Any]] = [
+            {
+                "run": "warm start",
+                "episodes": warm.episodes,
+                "won": warm.won,
+                "demonstrations": warm.demonstrations,
+                "models": [
+                    {
+                        "name": p.name,
+                        "rows": p.rows,
+                        "epochs": len(p.losses),
+                        "losses": p.losses,
+                        "seconds": p.seconds,
+                    }
+                    for p in warm.policies
+                ],
+                "seconds": warm_s,
+            }
+        ]
+        for name in args.variants.split(","):
+            config = load_config(
+                RECIPE,
+                {**base, **warm.overrides, **VARIANTS[name], "output.run_dir": str(work / "runs" / name)},
+            )
+            t0 = time.perf_counter()
+            result = asyncio.run(Trainer(config).run())
+            roles = sorted(
+                {
+                    k.split("/")[1]
+                    for it in result.iterations
+                    for k in it.metrics
+                    if k.startswith("agent/") and k.endswith("/grad_norm")
+                }
+            )
+            rows.append(
+                {
+                    "run": name,
+                    "validation": _validation(result),
+                    "blind_ceiling": ceiling.success,
+                    "beats_ceiling": result.validation[-1].metrics["val/success"] > ceiling.success,
+                    "training_success": result.series("rollout/success"),
+                    "grad_norm": {role: _norms(result.series(f"agent/{role}/grad_norm")) for role in roles},
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
+            print(f"{name}: greedy held-out success {_validation(result)}", flush=True)
+    params = {
+        "recipe": str(RECIPE.relative_to(ROOT)),
+        "quick": args.quick,
+        "world": QUICK_WORLD if args.quick else WORLD,
+    }
+    params["blind_ceiling"] = ceiling.describe()
+    path = write_result("drmas_search", params, rows, started=started)
+    _table(rows)
+    print(f"wrote {path}")
+
+
+def _table(rows: list[dict[str, Any]]) -> None:
+    print(
+        f"{'run':<12} {'held-out success (iteration: greedy)':<44} {'ceiling':>8} "
+        "agent grad norm median / max (max/median)"
+    )
+    for row in rows[1:]:
+        looks = ", ".join(f"{v['iteration']}: {v['success']:.3f}" for v in row["validation"])
+        norms = "; ".join(
+            f"{role} {n['median']:.3g} / {n['max']:.3g} ({(n['max_over_median'] or 0):.1f}x)"
+            for role, n in row["grad_norm"].items()
+            if n["iterations"]
+        )
+        print(f"{row['run']:<12} {looks:<44} {row['blind_ceiling']:>8.3f} {norms}")
+
+
+if __name__ == "__main__":
+    main()

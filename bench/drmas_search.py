@@ -119,6 +119,12 @@ def main() -> None:
         }
         recipe = load_config(RECIPE, base)
         _world(recipe, quick=args.quick)
+        folder = Path(recipe.rollout.env_kwargs["data_dir"])
+        # What was played: a world already under --work is reused whatever its sizes.
+        world = {
+            name: sum(1 for _ in (folder / f"{file}.jsonl").open(encoding="utf-8"))
+            for name, file in (("passages", "corpus"), ("train", "train"), ("test", "test"))
+        }
         build_tiny_model(work / "tiny", seed=0)
         build_tiny_model(work / "tiny-verifier", seed=1)
         ceiling = recipe_blind_ceiling(recipe)
@@ -182,7 +188,7 @@ def main() -> None:
     params = {
         "recipe": str(RECIPE.relative_to(ROOT)),
         "quick": args.quick,
-        "world": QUICK_WORLD if args.quick else WORLD,
+        "world": world,
     }
     params["blind_ceiling"] = ceiling.describe()
     path = write_result("drmas_search", params, rows, started=started)

@@ -21,6 +21,7 @@ import base64
 import contextlib
 import itertools
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -47,6 +48,8 @@ __all__ = [
     "StepOutcome",
     "wire_info",
 ]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -280,6 +283,12 @@ class RemoteEnvPool:
     ) -> list[str]:
         # The server lists the tasks of its env as its operator started it (GET /v1/tasks takes
         # no env arguments); a job's env_kwargs shape its sessions, not this list.
+        if env_kwargs:
+            _log.warning(
+                "env_kwargs %s do not reach the task list of an env server: the tasks are those of "
+                "its env as started (start the server on the dataset the job names)",
+                sorted(env_kwargs),
+            )
         ids: list[str] = []
         offset = 0
         while count is None or len(ids) < count:
@@ -432,7 +441,15 @@ class InProcessEnvPool:
         self, split: str | None, count: int | None, env_kwargs: Mapping[str, Any] | None = None
     ) -> list[str]:
         def ids() -> list[str]:
-            env = self._make_env(**(env_kwargs or {}))
+            kwargs = dict(env_kwargs or {})
+            try:
+                env = self._make_env(**kwargs)
+            except TypeError as exc:
+                # A keyword the constructor does not take is the job's mistake, as on a server.
+                raise ConfigurationError(
+                    f"{self.env_id} cannot be built with env_kwargs {sorted(kwargs)}: {exc}.",
+                    env_kwargs=sorted(kwargs),
+                ) from exc
             try:
                 return [str(t) for t in env.unwrapped.task_ids(split)]
             finally:

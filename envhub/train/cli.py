@@ -61,9 +61,18 @@ _CURVE_KEYS = ("rollout/success", "rollout/reward", "actor/kl", "actor/entropy",
 def _recipe(path: str | None, options: dict[str, Any], sets: list[str] | None) -> TrainConfig:
     """The recipe with the options given (None: not given), then each ``--set`` in order (a
     ``null`` there puts a null in the key)."""
+    from envhub.core.errors import ConfigurationError
     from envhub.rollout.jobs import parse_override
     from envhub.train.config import load_config
 
+    for text in sets or []:
+        key, sep, raw = text.partition("=")
+        if sep and not raw.strip():
+            # An empty value (an unset shell variable) must not quietly null the key.
+            raise ConfigurationError(
+                f"--set {text!r} has no value; write --set {key.strip()}=null to unset the key.",
+                override=text,
+            )
     return load_config(path, options, sets=[parse_override(text) for text in sets or []])
 
 

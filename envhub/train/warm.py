@@ -352,6 +352,7 @@ def _warm_one(
         "skipped": skipped,
         "tokens": tokens,
         "losses": losses,
+        "epochs": len(losses),
         "seed": seed,
         "settings": _settings(config).model_dump(),
     }

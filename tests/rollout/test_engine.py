@@ -259,3 +259,24 @@ async def test_server_rendering_needs_env_servers() -> None:
     )
     with pytest.raises(JobAborted, match="render_at='client'"):
         await eng.run([GroupTask(0, "test-0", 0)])
+
+
+async def test_the_task_list_comes_from_the_env_the_job_builds(tmp_path: Any) -> None:
+    """The split of the job's ``env_kwargs`` (its dataset), and a keyword the env does not take
+    is a clear ``ConfigurationError``, not a ``TypeError``."""
+    from envhub.core.errors import ConfigurationError
+    from envhub.envs.search.fixtures import write_world
+
+    write_world(tmp_path, n_passages=60, n_train=5, n_test=2, seed=1)
+    search = InProcessEnvPool(
+        lambda **kw: envhub.make("envhub/SearchQA-v0", **kw), env_id="envhub/SearchQA-v0"
+    )
+    try:
+        assert await search.task_ids("train", None, {"data_dir": str(tmp_path)}) == [
+            f"train-{i:05d}" for i in range(5)
+        ]
+        assert len(await search.task_ids("train", None)) == 400  # the embedded world
+        with pytest.raises(ConfigurationError, match=r"cannot be built with env_kwargs \['bogus'\]"):
+            await search.task_ids("train", 2, {"bogus": 1})
+    finally:
+        await search.aclose()

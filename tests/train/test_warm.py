@@ -113,7 +113,9 @@ def test_warm_start_options_are_validated_at_load(small_model_dir: Path, verifie
         load_config(None, {**single, "warm_start.policies": ROLES})
     with pytest.raises(ConfigurationError, match="no scripted policy plays the agent"):
         load_config(None, {**single, "warm_start.epochs": 2})
-    with pytest.raises(ConfigurationError, match=r"warm_start\.model_epochs\.critic: not a model of this run"):
+    with pytest.raises(
+        ConfigurationError, match=r"warm_start\.model_epochs\.critic: not a model of this run"
+    ):
         _config(small_model_dir, verifier_model_dir, **{"warm_start.model_epochs": {"critic": 2}})
     with pytest.raises(ConfigurationError, match=r"warm_start\.model_epochs\.verifier must be at least 1"):
         _config(small_model_dir, verifier_model_dir, **{"warm_start.model_epochs": {"verifier": 0}})
@@ -144,6 +146,10 @@ def test_set_null_on_the_command_line_unsets_the_recipe_s_section(tmp_path: Path
     done = CliRunner().invoke(warm_app, args)
     assert done.exit_code == 2
     assert "no warm_start section" in done.output
+    # An empty value (an unset shell variable) is refused, not read as null.
+    done = CliRunner().invoke(warm_app, [*args[:-1], "rollout.sampling_seed="])
+    assert done.exit_code == 2
+    assert "has no value; write --set rollout.sampling_seed=null" in done.output
 
 
 def test_the_shipped_recipe_loads_with_two_models(tmp_path: Path) -> None:
@@ -265,6 +271,7 @@ def test_each_model_trains_for_its_own_epochs(
     over = {"warm_start.tasks": 4, "warm_start.epochs": 2, "warm_start.model_epochs": {"verifier": 1}}
     result = warm_start(_config(small_model_dir, verifier_model_dir, **over), tmp_path)
     assert {p.name: len(p.losses) for p in result.policies} == {SHARED_POLICY: 2, "verifier": 1}
+    assert json.loads((tmp_path / "verifier" / "envhub_warm_start.json").read_text())["epochs"] == 1
 
 
 def test_the_warm_start_is_deterministic_under_its_seed(

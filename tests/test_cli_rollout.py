@@ -119,10 +119,22 @@ def test_a_refused_job_does_not_echo_the_policy_key(tmp_path: Path) -> None:
     assert "policy" in str(caught.value) and "sk-SECRET-42" not in str(caught.value)
 
 
-def test_a_job_whose_groups_all_drop_fails_with_one_line_and_no_file(tmp_path: Path) -> None:
-    # An env that cannot be built drops every group: the service ends such a job `failed`
-    # (ALL_GROUPS_DROPPED); the CLI said "0 groups written", exited 0 and left an empty file.
-    path, out = job_file(tmp_path), tmp_path / "groups.jsonl"
+@pytest.mark.parametrize(
+    ("tasks", "code"),
+    [
+        # Named tasks: every group is opened on an env that cannot be built, and drops; the service
+        # ends such a job `failed`. The CLI said "0 groups written", exited 0, left an empty file.
+        (["test-0", "test-1"], "ALL_GROUPS_DROPPED"),
+        # The split's first tasks: listing them builds the job's env, so it is refused before any
+        # group opens.
+        (None, "INVALID_CONFIG"),
+    ],
+)
+def test_a_job_whose_env_cannot_be_built_fails_with_one_line_and_no_file(
+    tasks: list[str] | None, code: str, tmp_path: Path
+) -> None:
+    fields: dict[str, object] = {"task_ids": tasks, "count": None} if tasks else {}
+    path, out = job_file(tmp_path, **fields), tmp_path / "groups.jsonl"
     done = subprocess.run(
         [
             *(sys.executable, "-m", "envhub.cli", "rollout", "--config", str(path)),
@@ -135,6 +147,6 @@ def test_a_job_whose_groups_all_drop_fails_with_one_line_and_no_file(tmp_path: P
     )
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "error (ALL_GROUPS_DROPPED)" in lines[0], done.stderr
+    assert len(lines) == 1 and f"error ({code})" in lines[0], done.stderr
     assert "no_such_kwarg" in lines[0]  # the first cause, not only its class
     assert not out.exists()

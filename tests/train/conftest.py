@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from envhub.core.records import Group
+from envhub.train.blind import BlindCeiling
+from tests.train.onepush import blind_ceiling, build_model
 
 
 @pytest.fixture(scope="session")
@@ -94,3 +96,15 @@ def trajectory_groups(small_model_dir: Path) -> list[Group]:
         return sorted(out, key=lambda g: g.uid)
 
     return asyncio.run(play())
+
+
+@pytest.fixture(scope="module")
+def onepush_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one-push learning runs' model (``tests/train/onepush.py``)."""
+    return build_model(tmp_path_factory.mktemp("model128"))
+
+
+@pytest.fixture(scope="module")
+def onepush_ceiling(tmp_path_factory: pytest.TempPathFactory) -> BlindCeiling:
+    """The one-push recipe's observation-blind ceiling over its validation rooms."""
+    return blind_ceiling(tmp_path_factory.mktemp("blind"))

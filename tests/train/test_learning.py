@@ -27,21 +27,11 @@ from pathlib import Path
 import pytest
 
 from envhub.train.blind import BlindCeiling
-from tests.train.onepush import MARGIN, blind_ceiling, build_model, greedy, run
+from tests.train.onepush import MARGIN, greedy, run
 
 # A run takes up to two minutes on a 2-core CPU (150 iterations of 128 one-step episodes); the
 # learning runs end at the first validation past the bar (every 25 iterations), the control never.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_model(tmp_path_factory.mktemp("model128"))
-
-
-@pytest.fixture(scope="module")
-def ceiling(tmp_path_factory: pytest.TempPathFactory) -> BlindCeiling:
-    return blind_ceiling(tmp_path_factory.mktemp("blind"))
 
 
 #: Seeds tried in turn until one run clears the bar (each the run's seed and its sampling seed,
@@ -57,22 +47,23 @@ ORDER = {"gigpo": SEEDS, "grpo": (1, 0, 2, 3, 4), "hgpo": SEEDS}
 
 @pytest.mark.parametrize("algo", ["gigpo", "grpo", "hgpo"])
 def test_each_algorithm_beats_the_blind_ceiling_on_held_out_rooms(
-    algo: str, ceiling: BlindCeiling, model_dir: Path, tmp_path: Path
+    algo: str, onepush_ceiling: BlindCeiling, onepush_model: Path, tmp_path: Path
 ) -> None:
     tried: list[str] = []
     for seed in ORDER[algo]:
         # The run ends at the first validation that clears the bar (validation.stop_at): at most
         # the recipe's iterations, which the control runs in full.
-        bar = {"validation.stop_at": ceiling.success + MARGIN}
+        bar = {"validation.stop_at": onepush_ceiling.success + MARGIN}
         seeded = {"seed": seed, "rollout.sampling_seed": seed, **bar}
-        result = run(model_dir, tmp_path / f"{algo}-{seed}", algo=algo, **seeded)
+        result = run(onepush_model, tmp_path / f"{algo}-{seed}", algo=algo, **seeded)
         before, after = greedy(result)
         tried.append(f"seed {seed}: {before:.3f} -> {after:.3f}")
-        print(f"{algo}: greedy held-out success {tried[-1]}; {ceiling.describe()}")
-        assert before <= ceiling.success, f"{algo}: the untrained model already reads the room ({before:.2f})"
-        if after >= ceiling.success + MARGIN:
+        print(f"{algo}: greedy held-out success {tried[-1]}; {onepush_ceiling.describe()}")
+        untrained = f"{algo}: the untrained model already reads the room ({before:.2f})"
+        assert before <= onepush_ceiling.success, untrained
+        if after >= onepush_ceiling.success + MARGIN:
             return
     pytest.fail(
         f"{algo}: greedy held-out success ({'; '.join(tried)}) never {MARGIN} above the blind "
-        f"ceiling {ceiling.success:.3f}"
+        f"ceiling {onepush_ceiling.success:.3f}"
     )

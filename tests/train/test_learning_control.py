@@ -12,32 +12,22 @@ from pathlib import Path
 import pytest
 
 from envhub.train.blind import BlindCeiling
-from tests.train.onepush import MARGIN, blind_ceiling, build_model, config, greedy, run
+from tests.train.onepush import MARGIN, config, greedy, run
 
 # The control runs all 150 iterations of the recipe (about two minutes on a 2-core CPU).
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_model(tmp_path_factory.mktemp("model128"))
-
-
-@pytest.fixture(scope="module")
-def ceiling(tmp_path_factory: pytest.TempPathFactory) -> BlindCeiling:
-    return blind_ceiling(tmp_path_factory.mktemp("blind"))
-
-
 def test_the_same_run_with_zero_advantages_stays_where_it_started(
-    ceiling: BlindCeiling, model_dir: Path, tmp_path: Path
+    onepush_ceiling: BlindCeiling, onepush_model: Path, tmp_path: Path
 ) -> None:
     # The learning runs' rule too: their bar checked at every validation (validation.stop_at), so
     # the control must reach it at none of them (it would stop early), not only at its last.
-    bar = {"validation.stop_at": ceiling.success + MARGIN}
-    result = run(model_dir, tmp_path / "zero", advantage_sign=0.0, **bar)
+    bar = {"validation.stop_at": onepush_ceiling.success + MARGIN}
+    result = run(onepush_model, tmp_path / "zero", advantage_sign=0.0, **bar)
     success = result.series("rollout/success")
     looks = [v.metrics["val/success"] for v in result.validation]
-    assert len(success) == len(result.iterations) == config(model_dir, tmp_path).iterations, (
+    assert len(success) == len(result.iterations) == config(onepush_model, tmp_path).iterations, (
         f"zero advantages reached the bar at a validation: {looks}"
     )
     # Five iterations of 64 episodes at each end; three binomial standard deviations of the
@@ -51,10 +41,10 @@ def test_the_same_run_with_zero_advantages_stays_where_it_started(
         f"greedy {before:.3f} -> {after:.3f}"
     )
     assert abs(late - first) <= noise, f"training success moved from {first:.3f} to {late:.3f}"
-    assert after < ceiling.success + MARGIN
+    assert after < onepush_ceiling.success + MARGIN
 
 
-def test_the_recipe_s_run_is_the_same_run_each_time(model_dir: Path, tmp_path: Path) -> None:
+def test_the_recipe_s_run_is_the_same_run_each_time(onepush_model: Path, tmp_path: Path) -> None:
     """`make demo` shows what the recipe's seeds give, every time: the same rollouts, the same updates.
 
     ``rollout.sampling_seed`` seeds every group step's sampling from the group's reset seed and the
@@ -62,7 +52,7 @@ def test_the_recipe_s_run_is_the_same_run_each_time(model_dir: Path, tmp_path: P
     """
     keys = ("rollout/success", "rollout/reward", "advantage/abs_mean", "actor/loss", "actor/grad_norm")
     over = {"iterations": 4, "validation.every": 0, "validation.before_training": False}
-    runs = [run(model_dir, tmp_path / f"run{i}", **over) for i in range(2)]
+    runs = [run(onepush_model, tmp_path / f"run{i}", **over) for i in range(2)]
     first, second = ([[it.metrics[k] for k in keys] for it in r.iterations] for r in runs)
     assert len(first) == 4
     assert first == second

@@ -10,9 +10,11 @@ question and answers with the title of the best passage, so it is imperfect by d
 :func:`team_verifier`, :func:`team_searcher` and :func:`team_answerer` are scripted roles of the
 search orchestra (Dr. MAS; :mod:`envhub.rollout.orchestra.search`): each replays the scripted
 reader over the member's observations (``prompt.metadata["observations"]``, which the
-orchestra sends) and plays its part of the reader's decision. Members with an odd index have a
-hasty verifier, which lets the answer agent answer after the first search. :func:`team_member`
-plays whichever role the prompt is for (``metadata["role"]``): one shared policy for the team.
+orchestra sends) and plays its part of the reader's decision; the search agent searches the
+first hop's ``"<entity> <relation words>"`` at once rather than the whole question. Members with
+an odd index have a hasty verifier, which lets the answer agent answer after the first search.
+:func:`team_member` plays whichever role the prompt is for (``metadata["role"]``): one shared
+policy for the team.
 """
 
 from __future__ import annotations
@@ -74,10 +76,13 @@ class ScriptedSearchPolicy:
     Args:
         seed: unused (the policy is deterministic); kept for the ``Policy(seed)`` contract.
         max_turns: turns the env allows; the policy answers on the last one whatever it knows.
+        question_first: search the whole question first (the demo); ``False`` searches the first
+            hop's ``"<entity> <relation words>"`` at once, as it does for every later hop.
     """
 
-    def __init__(self, seed: int | None = None, *, max_turns: int = 4) -> None:
+    def __init__(self, seed: int | None = None, *, max_turns: int = 4, question_first: bool = True) -> None:
         self._max_turns = max_turns
+        self._question_first = question_first
         self._plan: _Plan | None = None
         self._question = ""
         self._read = ""
@@ -99,7 +104,7 @@ class ScriptedSearchPolicy:
                 self._first_title = match.group(1).strip() if match else ""
         self._turn += 1
         last_turn = self._turn >= self._max_turns
-        if self._turn == 1:
+        if self._turn == 1 and (self._question_first or self._plan is None):
             return f"<search>{self._question}</search>"
         if self._plan is None:
             return f"<answer>{self._first_title}</answer>"
@@ -135,9 +140,9 @@ class FirstTitlePolicy:
         return f"<answer>{match.group(1).strip()}</answer>"
 
 
-def _reader_action(observations: list[str]) -> str:
+def _reader_action(observations: list[str], *, question_first: bool = True) -> str:
     """What :class:`ScriptedSearchPolicy` does at the last of ``observations`` (replayed from the first)."""
-    reader = ScriptedSearchPolicy()
+    reader = ScriptedSearchPolicy(question_first=question_first)
     reader.reset(observations[0], {})
     action = ""
     for observation in observations:
@@ -161,9 +166,12 @@ def team_verifier(prompt: Any) -> str:
 
 
 def team_searcher(prompt: Any) -> str:
-    """The search agent: the reader's query (the question, when the reader would answer)."""
+    """The search agent: the reader's query for the hop it still needs, the first hop's included
+    (``"<entity> <relation words>"``, not the whole question: a short span to copy, which a tiny
+    model learns from thousands of calls where the whole question it does not); the question
+    itself when the reader would answer."""
     seen = _observations(prompt)
-    action = _reader_action(seen)
+    action = _reader_action(seen, question_first=False)
     if not action.startswith("<search>"):
         action = f"<search>{seen[0].strip()}</search>"
     return f"<think>scripted</think>\n{action}"

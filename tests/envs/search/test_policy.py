@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from envhub.envs.search.env import SearchQAEnv
-from envhub.envs.search.policy import FirstTitlePolicy, ScriptedSearchPolicy, parse_question
+from envhub.envs.search.policy import FirstTitlePolicy, ScriptedSearchPolicy, parse_question, team_searcher
 from envhub.envs.search.world import RELATIONS
 
 
@@ -54,3 +55,21 @@ def test_first_title_baseline_answers_after_one_search(world_dir: Path, tmp_path
     env = SearchQAEnv(data_dir=world_dir, index_dir=tmp_path / "i")
     info = _play(env, FirstTitlePolicy(0), env.task_ids("test")[0])
     assert info["action_type"] == "answer" and info["n_searches"] == 1
+
+
+def test_the_reader_searches_the_question_first_unless_told_to_search_the_first_hop() -> None:
+    question = "In which city was the founder of Velmora Dynamics born?"
+    demo, hop_first = ScriptedSearchPolicy(0), ScriptedSearchPolicy(0, question_first=False)
+    for policy in (demo, hop_first):
+        policy.reset(question, {})
+    assert demo.act(question, {}) == f"<search>{question}</search>"
+    assert hop_first.act(question, {}) == "<search>Velmora Dynamics was established by</search>"
+
+
+def test_the_team_searcher_copies_the_first_hop_not_the_whole_question() -> None:
+    question = "In which year was Ines Vaendpernend born?"
+    prompt = SimpleNamespace(metadata={"observations": [question]})
+    assert team_searcher(prompt).endswith("<search>Ines Vaendpernend was born in the year</search>")
+    # An unknown phrasing has no hop to search: the question itself.
+    prompt = SimpleNamespace(metadata={"observations": ["Who wrote Hamlet?"]})
+    assert team_searcher(prompt).endswith("<search>Who wrote Hamlet?</search>")

@@ -810,6 +810,12 @@ class TrainConfig(_Strict):
         """The policy that plays (and trains on) ``role``: the role's own, or :data:`SHARED_POLICY`."""
         return role if role in self.agents else SHARED_POLICY
 
+    def base_of(self, role: str) -> str:
+        """The model whose weights ``role`` samples from: the role's own, or :data:`SHARED_POLICY`
+        for a role without one and for an adapter on the top-level model (``adapter: true``)."""
+        spec = self.agents.get(role)
+        return role if spec is not None and not spec.adapter else SHARED_POLICY
+
     @field_validator("advantage")
     @classmethod
     def _advantage_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -1064,7 +1070,7 @@ def _warm_start_problems(config: TrainConfig) -> list[str]:
         for role in warm.policies
         if agents is not None and role not in roles
     )
-    models = set(config.agents) | ({SHARED_POLICY} if not roles or set(roles) - set(config.agents) else set())
+    models = {config.base_of(role) for role in roles} or {SHARED_POLICY}
     problems.extend(
         f"warm_start.model_epochs.{name}: not a model of this run ({', '.join(sorted(models))})"
         for name in sorted(warm.model_epochs)

@@ -194,7 +194,7 @@ def collect_demonstrations(config: TrainConfig) -> tuple[list[Demonstration], li
                 if not step.prompt_messages:
                     continue
                 agent = step.agent_id
-                name = config.policy_of(agent) if agent is not None else SHARED_POLICY
+                name = config.base_of(agent) if agent is not None else SHARED_POLICY
                 out.append(Demonstration(name, agent, list(step.prompt_messages), step.response_text))
     return out, groups
 
@@ -287,14 +287,13 @@ def fit(
 
 
 def _sources(config: TrainConfig) -> dict[str, str]:
-    """Each model of the run and the recipe's directory it starts from."""
+    """Each model of the run and the recipe's directory it starts from. An adapter agent has no
+    model of its own: its demonstrations warm the top-level model it adapts, and the run then
+    puts a fresh adapter on the warmed weights (an adapter starts as the identity)."""
     roles = config.rollout.agents.roles if config.rollout.agents is not None else ()
-    out = {}
-    if any(role not in config.agents for role in roles) or not roles:
-        out[SHARED_POLICY] = config.model.path
-    for role in roles:
-        if role in config.agents:
-            out[role] = config.agents[role].model.path
+    bases = [config.base_of(role) for role in roles]
+    out = {SHARED_POLICY: config.model.path} if SHARED_POLICY in bases or not roles else {}
+    out.update((name, config.agents[name].model.path) for name in bases if name != SHARED_POLICY)
     return out
 
 

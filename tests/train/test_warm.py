@@ -274,6 +274,23 @@ def test_each_model_trains_for_its_own_epochs(
     assert json.loads((tmp_path / "verifier" / "envhub_warm_start.json").read_text())["epochs"] == 1
 
 
+def test_an_adapter_agent_s_demonstrations_warm_the_model_it_adapts(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    def recipe(**over: Any) -> TrainConfig:
+        base = _config(small_model_dir, small_model_dir).model_dump(exclude={"agents"}, exclude_unset=True)
+        return load_config(None, {**base, "agents": {"verifier": {"adapter": True}}, **over})
+
+    over: dict[str, Any] = {"warm_start.tasks": 4, "model.lora": {"r": 4}}
+    result = warm_start(recipe(**over), tmp_path)
+    # One model: the base the verifier's adapter sits on learns every role's calls.
+    [shared] = result.policies
+    assert shared.name == SHARED_POLICY and shared.rows == result.demonstrations
+    assert result.overrides == {"model.path": str(tmp_path / SHARED_POLICY)}
+    run = recipe(**over, **result.overrides)  # the run takes them (a role's own path it would refuse)
+    assert run.agents["verifier"].adapter and run.model.path == str(tmp_path / SHARED_POLICY)
+
+
 def test_the_warm_start_is_deterministic_under_its_seed(
     small_model_dir: Path, verifier_model_dir: Path, tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from pydantic import ValidationError
@@ -140,11 +141,32 @@ def restored_request(spec: Mapping[str, Any]) -> RolloutRequest:
 
     Specs journaled before the context lost its ``max_steps`` carry ``context.max_steps``; the
     engine never read it there (the request's own ``max_steps`` applied), so it is dropped.
+    Specs journaled before policy URLs were refused with credentials in them
+    (``http://user:key@host``) lose the credentials: the job resumes with the key of
+    ``$ENVHUB_POLICY_API_KEY``, as every resumed job does (a key is never journaled).
     """
     data = dict(spec)
     if isinstance(data.get("context"), Mapping):
         data["context"] = {k: v for k, v in data["context"].items() if k != "max_steps"}
+    if isinstance(data.get("policy"), Mapping):
+        data["policy"] = _without_credentials(data["policy"])
+    agents = data.get("agents")
+    if isinstance(agents, Mapping) and isinstance(agents.get("policies"), Mapping):
+        policies = {
+            k: _without_credentials(v) if isinstance(v, Mapping) else v for k, v in agents["policies"].items()
+        }
+        data["agents"] = {**agents, "policies": policies}
     return RolloutRequest.model_validate(data)
+
+
+def _without_credentials(endpoint: Mapping[str, Any]) -> dict[str, Any]:
+    """A journaled endpoint with the user and key taken out of its ``base_url``."""
+    out = dict(endpoint)
+    url = out.get("base_url")
+    if isinstance(url, str) and "@" in urlsplit(url).netloc:
+        parts = urlsplit(url)
+        out["base_url"] = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return out
 
 
 def check_job(request: RolloutRequest, *, remote: bool = False, flags: bool = False) -> RolloutRequest:

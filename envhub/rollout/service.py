@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 import envhub
@@ -563,6 +563,7 @@ class JobManager:
         self._channels: dict[tuple[str | None, str], tuple[GroupQueue, ServiceJournal | None]] = {}
         self.metrics = metrics
         self.jobs: dict[str, Job] = {}
+        self._unreadable: set[str] = set()  # journaled jobs whose request this version cannot load
         self.leases: Leases = leases or LocalLeases()
         self.lease_ttl_s = lease_ttl_s
         self.retention_s = retention_s
@@ -839,7 +840,15 @@ class JobManager:
                     if known.status == "failed":
                         del self.jobs[job_id]
                     continue
-            request = self._stored(restored_request(spec))
+            try:
+                request = self._stored(restored_request(spec))
+            except (ValidationError, EnvhubError) as exc:
+                # One record this version cannot read must not keep the others from resuming;
+                # it stays in the journal for an operator (said once per process).
+                if job_id not in self._unreadable:
+                    self._unreadable.add(job_id)
+                    _log.error("job %s: its journaled request does not load, not resumed: %s", job_id, exc)
+                continue
             if status in FINISHED:
                 job = Job(job_id=job_id, request=request, env_id=request.env_id, status=status)
                 job.finished_at = time.time()

@@ -172,6 +172,27 @@ def test_on_startup_the_service_resumes_unfinished_jobs_from_the_journal(env_ser
     assert asyncio.run(journal.jobs()) == []  # finished: nothing left to resume
 
 
+def test_a_journaled_job_that_does_not_load_keeps_no_other_job_from_resuming(
+    env_server: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    queue = CollectingQueue()
+    journal = EngineJournal(MemoryJournal(), queue)
+    spec = RolloutRequest.model_validate({**job(env_server), "env_id": "envhub/TimeSeries-v0"})
+    broken = {**spec.model_dump(mode="json"), "group_size": "many"}  # no version of the service reads it
+
+    async def before_the_crash() -> None:
+        await journal.save_job("broken", broken)
+        await journal.save_job("old", spec.model_dump(mode="json"))
+
+    asyncio.run(before_the_crash())
+    settings = RolloutServiceSettings(scripted_policies=SCRIPTED)
+    with TestClient(create_app(settings, queue=queue, journal=journal)) as client:
+        progress = wait(client, "old", until={"done", "failed"})
+    assert progress["status"] == "done" and progress["published"] == 3
+    said = [r.getMessage() for r in caplog.records if "job broken" in r.getMessage()]
+    assert len(said) == 1 and "not resumed" in said[0]
+
+
 def test_a_job_yaml_posted_to_the_service_is_the_request_the_cli_loads(
     env_server: RunningServer, service: tuple[TestClient, CollectingQueue], tmp_path: Path
 ) -> None:

@@ -75,3 +75,12 @@ def test_a_spec_journaled_by_an_earlier_service_still_restores() -> None:
     old = persisted_spec(current)
     old["context"]["max_steps"] = 50  # the shape before the context lost max_steps
     assert restored_request(old) == current
+
+
+def test_a_spec_journaled_with_credentials_in_a_policy_url_restores_without_them() -> None:
+    from envhub.rollout.jobs import persisted_spec, restored_request
+
+    current = request(count=2, policy={"base_url": "http://127.0.0.1:8001/v1", "model": "m"})
+    old = persisted_spec(current)
+    old["policy"]["base_url"] = "http://user:sk-old@127.0.0.1:8001/v1"  # saved before the refusal
+    assert restored_request(old) == current

@@ -163,8 +163,11 @@ def _without_credentials(endpoint: Mapping[str, Any]) -> dict[str, Any]:
     """A journaled endpoint with the user and key taken out of its ``base_url``."""
     out = dict(endpoint)
     url = out.get("base_url")
-    if isinstance(url, str) and "@" in urlsplit(url).netloc:
-        parts = urlsplit(url)
+    try:
+        parts = urlsplit(url) if isinstance(url, str) else None
+    except ValueError:  # not a URL at all: validation says so
+        parts = None
+    if parts is not None and "@" in parts.netloc:
         out["base_url"] = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
     return out
 

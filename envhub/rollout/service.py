@@ -23,6 +23,7 @@ import contextlib
 import dataclasses
 import hmac
 import logging
+import re
 import socket
 import time
 import uuid
@@ -330,6 +331,21 @@ def _host_port(url: str) -> tuple[str, int]:
     except ValueError:
         port = 0
     return host, port
+
+
+_URL_USERINFO = re.compile(r"(\w+://)[^\s/@'\"]+@")
+_MASKED = r"\1***@"
+
+
+def _unloadable(exc: Exception) -> str:
+    """Why a journaled request does not load, without the values it holds (a URL's key, say)."""
+    if isinstance(exc, ValidationError):
+        # A message may quote a value: any URL's user and key are masked in it.
+        return "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '(root)'}: {_URL_USERINFO.sub(_MASKED, e['msg'])}"
+            for e in exc.errors(include_input=False)
+        )
+    return type(exc).__name__
 
 
 class ShuttingDownError(EnvhubError):
@@ -841,14 +857,24 @@ class JobManager:
                         del self.jobs[job_id]
                     continue
             try:
-                request = self._stored(restored_request(spec))
-            except (ValidationError, EnvhubError) as exc:
+                restored = restored_request(spec)
+                request = self._stored(restored)
+            except (ValueError, TypeError, EnvhubError) as exc:  # pure code: never a Redis error
                 # One record this version cannot read must not keep the others from resuming;
                 # it stays in the journal for an operator (said once per process).
                 if job_id not in self._unreadable:
                     self._unreadable.add(job_id)
-                    _log.error("job %s: its journaled request does not load, not resumed: %s", job_id, exc)
+                    _log.error(
+                        "job %s (%s): its journaled request does not load, left in the journal: %s",
+                        job_id,
+                        status,
+                        _unloadable(exc),
+                    )
                 continue
+            if persisted_spec(restored) != spec:
+                # Restored from an earlier version's record (credentials taken out of a policy
+                # URL, say): the journal keeps the record as this version would write it.
+                await self.journal.save_job(job_id, persisted_spec(request))
             if status in FINISHED:
                 job = Job(job_id=job_id, request=request, env_id=request.env_id, status=status)
                 job.finished_at = time.time()

@@ -1073,6 +1073,11 @@ def _warm_start_problems(config: TrainConfig) -> list[str]:
     models = {config.base_of(role) for role in roles} or {SHARED_POLICY}
     problems.extend(
         f"warm_start.model_epochs.{name}: not a model of this run ({', '.join(sorted(models))})"
+        + (
+            f"; agents.{name} is an adapter on the top-level model, whose passes it trains with"
+            if name in config.agents and config.agents[name].adapter
+            else ""
+        )
         for name in sorted(warm.model_epochs)
         if name not in models
     )

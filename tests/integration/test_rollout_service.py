@@ -178,19 +178,26 @@ def test_a_journaled_job_that_does_not_load_keeps_no_other_job_from_resuming(
     queue = CollectingQueue()
     journal = EngineJournal(MemoryJournal(), queue)
     spec = RolloutRequest.model_validate({**job(env_server), "env_id": "envhub/TimeSeries-v0"})
-    broken = {**spec.model_dump(mode="json"), "group_size": "many"}  # no version of the service reads it
+    # No version of the service reads these; the first holds a key in a URL the log must not show.
+    broken = {**spec.model_dump(mode="json"), "env_urls": ["ftp://u:sk-SECRET@127.0.0.1:9"]}
+    not_a_url = {**spec.model_dump(mode="json"), "policy": {"base_url": "http://[::1:8001/v1", "model": "m"}}
 
     async def before_the_crash() -> None:
         await journal.save_job("broken", broken)
+        await journal.save_job("not-a-url", not_a_url)
         await journal.save_job("old", spec.model_dump(mode="json"))
 
     asyncio.run(before_the_crash())
     settings = RolloutServiceSettings(scripted_policies=SCRIPTED)
     with TestClient(create_app(settings, queue=queue, journal=journal)) as client:
         progress = wait(client, "old", until={"done", "failed"})
+        client.portal.call(client.app.state.jobs.resume_all)  # the housekeeping's next look
     assert progress["status"] == "done" and progress["published"] == 3
-    said = [r.getMessage() for r in caplog.records if "job broken" in r.getMessage()]
-    assert len(said) == 1 and "not resumed" in said[0]
+    said = [r.getMessage() for r in caplog.records if "does not load" in r.getMessage()]
+    assert len(said) == 2, said  # once each, though resume_all looked twice
+    assert "job broken" in said[0] and "env url" in said[0] and "SECRET" not in said[0]
+    assert "job not-a-url" in said[1]
+    assert dict(asyncio.run(journal.jobs()))["broken"] == broken  # left for an operator
 
 
 def test_a_job_yaml_posted_to_the_service_is_the_request_the_cli_loads(

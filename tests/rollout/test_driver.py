@@ -80,7 +80,14 @@ def test_a_spec_journaled_by_an_earlier_service_still_restores() -> None:
 def test_a_spec_journaled_with_credentials_in_a_policy_url_restores_without_them() -> None:
     from envhub.rollout.jobs import persisted_spec, restored_request
 
-    current = request(count=2, policy={"base_url": "http://127.0.0.1:8001/v1", "model": "m"})
+    served = {"base_url": "http://127.0.0.1:8001/v1", "model": "m"}
+    current = request(count=2, policy=served)
     old = persisted_spec(current)
     old["policy"]["base_url"] = "http://user:sk-old@127.0.0.1:8001/v1"  # saved before the refusal
+    assert restored_request(old) == current
+    # A role's endpoint of a multi-agent job too (user only, IPv6).
+    team = {"orchestra": "search", "policies": {"verifier": {**served, "base_url": "http://[::1]:8001/v1"}}}
+    current = request(count=2, env_id="envhub/SearchQA-v0", env_kwargs={}, agents=team)
+    old = persisted_spec(current)
+    old["agents"]["policies"]["verifier"]["base_url"] = "http://user@[::1]:8001/v1"
     assert restored_request(old) == current

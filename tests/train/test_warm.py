@@ -289,6 +289,8 @@ def test_an_adapter_agent_s_demonstrations_warm_the_model_it_adapts(
     assert result.overrides == {"model.path": str(tmp_path / SHARED_POLICY)}
     run = recipe(**over, **result.overrides)  # the run takes them (a role's own path it would refuse)
     assert run.agents["verifier"].adapter and run.model.path == str(tmp_path / SHARED_POLICY)
+    with pytest.raises(ConfigurationError, match=r"model_epochs\.verifier: not a model .* is an adapter"):
+        recipe(**over, **{"warm_start.model_epochs": {"verifier": 2}})
 
 
 def test_the_warm_start_is_deterministic_under_its_seed(

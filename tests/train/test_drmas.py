@@ -125,3 +125,32 @@ def test_the_math_recipe_trains_a_model_per_agent_on_one_row_per_call(
         assert m["agent/verifier/rows"] == m["agent/shared/rows"] == m["rows/count"] / 2
         assert m["agent/verifier/logprob_diff"] < 1e-4 and m["rollout/logprob_diff"] < 1e-4
         assert "agent/solver/grad_norm" in m and "agent/verifier/grad_norm" in m
+
+
+def test_the_gigpo_recipe_groups_by_agent_and_trains_an_adapter_per_agent(
+    small_model_dir: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    config = load_config(
+        RECIPES / "drmas_search_gigpo.yaml",
+        {
+            "model.path": str(small_model_dir),
+            "model.lora.r": 4,
+            "iterations": 2,
+            "rollout.group_size": 2,
+            "rollout.batch_tasks": 2,
+            "rollout.max_tokens": 8,
+            "output.run_dir": str(run),
+            "output.progress": False,
+        },
+    )
+    assert config.algo == "gigpo" and config.advantage["group_by_agent"] and config.agents["verifier"].adapter
+    train(config)
+    metrics = read_metrics(run)
+    assert [m["iteration"] for m in metrics] == [1, 2]
+    for m in metrics:
+        # The verifier's adapter and the shared one are updated apart, on one row per call each.
+        assert m["agent/verifier/rows"] + m["agent/shared/rows"] == m["rows/count"]
+        assert m["agent/verifier/lr"] == 5e-5 and m["agent/shared/lr"] == 1e-4
+        # A random verifier writes no block, which routes every step to the answer agent.
+        assert "agent/answer/grad_norm" in m and "agent/verifier/grad_norm" in m

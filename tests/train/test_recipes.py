@@ -43,6 +43,7 @@ NO_REFERENCE = {
     "grpo_search_trajectory",  # a CPU-sized smoke recipe of trajectory mode
     "drmas_search",  # a CPU-sized multi-agent recipe (a tiny model per agent)
     "drmas_search_warm",  # the same from a supervised warm start, two models
+    "drmas_search_gigpo",  # GiGPO's agent-wise variant, a LoRA adapter per agent
     "drmas_math",  # the math orchestra, CPU-sized (a tiny model per agent)
 }
 

@@ -93,6 +93,13 @@ def test_the_global_baseline_of_the_authors_loads(small_model_dir: Path, tmp_pat
 RECIPES = Path(__file__).resolve().parents[2] / "trainers"
 
 
+def _two_small_iterations(recipe: str, model: Path, run: Path, **over: Any) -> TrainConfig:
+    """A shipped recipe on the small model, sized to two quick CPU iterations."""
+    sizes = {"iterations": 2, "rollout.group_size": 2, "rollout.batch_tasks": 2, "rollout.max_tokens": 8}
+    paths = {"model.path": str(model), "output.run_dir": str(run), "output.progress": False}
+    return load_config(RECIPES / f"{recipe}.yaml", {**paths, **sizes, **over})
+
+
 def test_the_math_recipe_trains_a_model_per_agent_on_one_row_per_call(
     small_model_dir: Path, tmp_path: Path
 ) -> None:
@@ -100,18 +107,8 @@ def test_the_math_recipe_trains_a_model_per_agent_on_one_row_per_call(
 
     verifier = build_tiny_model(tmp_path / "verifier-model", seed=1, hidden_size=64, vocab_size=512)
     run = tmp_path / "run"
-    config = load_config(
-        RECIPES / "drmas_math.yaml",
-        {
-            "model.path": str(small_model_dir),
-            "agents.verifier.model.path": str(verifier),
-            "iterations": 2,
-            "rollout.group_size": 2,
-            "rollout.batch_tasks": 2,
-            "rollout.max_tokens": 8,
-            "output.run_dir": str(run),
-            "output.progress": False,
-        },
+    config = _two_small_iterations(
+        "drmas_math", small_model_dir, run, **{"agents.verifier.model.path": str(verifier)}
     )
     assert config.rollout.agents is not None and config.rollout.agents.max_rounds == 2
     train(config)
@@ -131,19 +128,7 @@ def test_the_gigpo_recipe_groups_by_agent_and_trains_an_adapter_per_agent(
     small_model_dir: Path, tmp_path: Path
 ) -> None:
     run = tmp_path / "run"
-    config = load_config(
-        RECIPES / "drmas_search_gigpo.yaml",
-        {
-            "model.path": str(small_model_dir),
-            "model.lora.r": 4,
-            "iterations": 2,
-            "rollout.group_size": 2,
-            "rollout.batch_tasks": 2,
-            "rollout.max_tokens": 8,
-            "output.run_dir": str(run),
-            "output.progress": False,
-        },
-    )
+    config = _two_small_iterations("drmas_search_gigpo", small_model_dir, run, **{"model.lora.r": 4})
     assert config.algo == "gigpo" and config.advantage["group_by_agent"] and config.agents["verifier"].adapter
     train(config)
     metrics = read_metrics(run)

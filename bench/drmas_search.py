@@ -1,6 +1,6 @@
 """Dr. MAS on Search-QA, two tiny models from a warm start: does the team beat the blind ceiling?
 
-``trainers/drmas_search_warm.yaml`` end to end on the CPU, as its header runs it:
+``trainers/drmas_search.yaml`` end to end on the CPU, as its header runs it:
 
 1. the recipe's world: ``envhub data search generate`` with the sizes the recipe names (its
    ``rollout.env_kwargs.data_dir``), unless it is there already;
@@ -9,8 +9,9 @@
 3. the warm start (``envhub.train.warm``): each model imitates envhub's scripted team on the
    train split;
 4. two RL runs from the warmed models, each the recipe's iterations: agent-wise advantages (the
-   recipe, the authors' ``group_by_agent_id``) and the global baseline (one group per task over
-   every agent's calls, the trajectory's mean score);
+   recipe, the authors' ``group_by_agent_id``) and the global baseline
+   (``trainers/drmas_search_global.yaml``: one group per task over every agent's calls, the
+   trajectory's mean score);
 
 and reports greedy success on the held-out tasks (iteration 0 is the warm start's own), the
 observation-blind ceiling over those tasks (``envhub.train.blind``), and each agent's gradient
@@ -38,15 +39,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench._common import machine, write_result
 
-RECIPE = ROOT / "trainers" / "drmas_search_warm.yaml"
-#: The global baseline of the authors (``group_by_agent_id=False``): the recipe's header.
-VARIANTS: dict[str, dict[str, Any]] = {
-    "agent-wise": {},
-    "global": {
-        "advantage.group_by_agent": False,
-        "advantage.per_trajectory": True,
-        "advantage.trajectory_score": "mean",
-    },
+RECIPE = ROOT / "trainers" / "drmas_search.yaml"
+#: The two RL runs: the recipe (agent-wise) and the authors' global baseline
+#: (``group_by_agent_id=False``), which differs from it only in its advantage keys.
+VARIANTS: dict[str, Path] = {
+    "agent-wise": RECIPE,
+    "global": ROOT / "trainers" / "drmas_search_global.yaml",
 }
 #: The recipe's world (its header's ``envhub data search generate`` line) and the quick run's.
 WORLD = {"passages": 6000, "train": 12000, "test": 150}
@@ -160,8 +158,7 @@ def main() -> None:
         ]
         for name in args.variants.split(","):
             config = load_config(
-                RECIPE,
-                {**base, **warm.overrides, **VARIANTS[name], "output.run_dir": str(work / "runs" / name)},
+                VARIANTS[name], {**base, **warm.overrides, "output.run_dir": str(work / "runs" / name)}
             )
             t0 = time.perf_counter()
             result = asyncio.run(Trainer(config).run())

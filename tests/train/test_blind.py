@@ -88,7 +88,7 @@ def test_the_training_cli_prints_the_blind_ceiling_beside_the_learned_greedy_suc
 
 # -- answer envs: Search-QA ----------------------------------------------------------------------
 
-DRMAS_SEARCH = TRAINERS / "drmas_search.yaml"
+DRMAS_SEARCH = TRAINERS / "drmas_search_scratch.yaml"  # the embedded corpus
 
 
 def _search_world(root: Path, golden: list[list[str]]) -> Path:

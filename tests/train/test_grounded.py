@@ -17,10 +17,13 @@ from envhub.train.rows import RowBatch
 from envhub.train.tracking import read_metrics
 from envhub.train.trainer import train
 
-RECIPE = Path(__file__).resolve().parents[2] / "trainers" / "timerpo_timeseries.yaml"
+TRAINERS = Path(__file__).resolve().parents[2] / "trainers"
+RECIPE = TRAINERS / "timerpo_timeseries.yaml"
+#: The shipped recipe of each similarity.
+RECIPES = {"ot": RECIPE, "clip": TRAINERS / "timerpo_timeseries_clip.yaml"}
 
 
-def _recipe(model: Path, run_dir: Path, **over: Any) -> Any:
+def _recipe(model: Path, run_dir: Path, recipe: Path = RECIPE, **over: Any) -> Any:
     overrides = {
         "model.path": str(model),
         "iterations": 1,
@@ -38,7 +41,7 @@ def _recipe(model: Path, run_dir: Path, **over: Any) -> Any:
         "model.gradient_checkpointing": False,
         **over,
     }
-    return load_config(RECIPE, overrides=overrides)
+    return load_config(recipe, overrides=overrides)
 
 
 def test_the_recipe_carries_the_authors_settings(tmp_path: Path) -> None:
@@ -48,6 +51,13 @@ def test_the_recipe_carries_the_authors_settings(tmp_path: Path) -> None:
         method="ot", adv_mix=0.3, orth=True, ot_eps=0.08, ot_n_iter=50, tau=0.5
     )
     assert (config.rollout.group_size, config.loss.kl_coef, config.optim.lr) == (5, 0.001, 1e-6)
+
+
+def test_the_clip_recipe_is_the_authors_with_the_cosine_in_place_of_transport(tmp_path: Path) -> None:
+    ot = load_config(RECIPE, overrides={"model.path": str(tmp_path)}).model_dump()
+    clip = load_config(RECIPES["clip"], overrides={"model.path": str(tmp_path)}).model_dump()
+    assert clip.pop("grounded") == {**ot.pop("grounded"), "method": "clip", "clip_temperature": 1.0}
+    assert clip == ot
 
 
 @pytest.mark.parametrize(
@@ -157,7 +167,7 @@ def test_one_cpu_iteration_trains_with_the_grounded_advantage(
     method: str, small_model_dir: Path, tmp_path: Path
 ) -> None:
     run = tmp_path / method
-    result = train(_recipe(small_model_dir, run, **{"grounded.method": method}))
+    result = train(_recipe(small_model_dir, run, RECIPES[method]))
     assert result.policy_version == 1
     (metrics,) = read_metrics(run)
     assert metrics["rows/count"] == 4

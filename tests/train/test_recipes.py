@@ -39,10 +39,12 @@ NO_REFERENCE = {
     "gigpo_sokoban_onepush",
     "graphgpo_sokoban_onepush",
     "timerpo_timeseries",  # the authors' settings on envhub's env; no reference run for it
+    "timerpo_timeseries_clip",  # the same with the clip similarity (tests/train/test_grounded.py)
     "coso_sokoban_onepush",
     "grpo_search_trajectory",  # a CPU-sized smoke recipe of trajectory mode
-    "drmas_search",  # a CPU-sized multi-agent recipe (a tiny model per agent)
-    "drmas_search_warm",  # the same from a supervised warm start, two models
+    "drmas_search",  # the multi-agent run that learns on a CPU: a warm start, two tiny models
+    "drmas_search_global",  # the same with the authors' global baseline
+    "drmas_search_scratch",  # the multi-agent layout from scratch (a model per agent)
     "drmas_search_gigpo",  # GiGPO's agent-wise variant, a LoRA adapter per agent
     "drmas_math",  # the math orchestra, CPU-sized (a tiny model per agent)
 }
@@ -253,8 +255,9 @@ def test_the_trajectory_recipe_selects_trajectory_mode(tmp_path: Path) -> None:
 
 
 def test_the_dr_mas_recipe_trains_a_model_per_agent(tmp_path: Path) -> None:
-    """trainers/drmas_search.yaml: the search orchestra, agent-wise advantages, models of their own."""
-    config = _load("drmas_search", tmp_path)
+    """trainers/drmas_search_scratch.yaml: the search orchestra, agent-wise advantages, models of
+    their own, each with its own optimizer settings."""
+    config = _load("drmas_search_scratch", tmp_path)
     assert config.rollout.agents is not None and config.rollout.agents.orchestra == "search"
     assert config.advantage.get("group_by_agent") is True
     roles = config.rollout.agents.roles

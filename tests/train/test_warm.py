@@ -142,7 +142,7 @@ def test_set_null_on_the_command_line_unsets_the_recipe_s_section(tmp_path: Path
 
     from envhub.train.cli import warm_app
 
-    args = ["--config", "trainers/drmas_search_warm.yaml", "--out", str(tmp_path), "--set", "warm_start=null"]
+    args = ["--config", "trainers/drmas_search.yaml", "--out", str(tmp_path), "--set", "warm_start=null"]
     done = CliRunner().invoke(warm_app, args)
     assert done.exit_code == 2
     assert "no warm_start section" in done.output
@@ -153,7 +153,7 @@ def test_set_null_on_the_command_line_unsets_the_recipe_s_section(tmp_path: Path
 
 
 def test_the_shipped_recipe_loads_with_two_models(tmp_path: Path) -> None:
-    config = load_config("trainers/drmas_search_warm.yaml")
+    config = load_config("trainers/drmas_search.yaml")
     assert config.warm_start is not None and config.warm_start.split == "train"
     assert set(config.agents) == {"verifier"}  # search and answer share the top-level model
     assert config.validation.before_training and config.validation.temperature == 0.0

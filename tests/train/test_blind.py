@@ -149,7 +149,7 @@ def test_no_fixed_answer_beats_the_search_ceiling_on_the_real_env(tmp_path: Path
     assert best / len(ids) == ceiling.success
 
 
-def test_the_drmas_search_recipe_s_blind_ceiling_on_the_embedded_corpus() -> None:
+def test_the_scratch_search_recipe_s_blind_ceiling_on_the_embedded_corpus() -> None:
     """The numbers docs/training.md records (exact: the embedded dataset is fixed)."""
     config = load_config(DRMAS_SEARCH, {"model.path": "unused"})
     held_out = recipe_blind_ceiling(config)  # the 32 validation tasks: the first 32 of test

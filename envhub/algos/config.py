@@ -56,6 +56,10 @@ def _check_numbers(config: Any) -> None:
 def _check_common(config: Any) -> None:
     _check_numbers(config)
     check_mode(config.mode)
+    for name in ("group_by_agent", "per_trajectory", "base_group", "enable_similarity"):
+        value = getattr(config, name, False)
+        if not isinstance(value, bool):  # a YAML string "false" would be truthy
+            raise ConfigurationError(f"{name} must be true or false, got {value!r}.")
     if not (np.isfinite(config.epsilon) and config.epsilon > 0):
         raise ConfigurationError(f"epsilon must be a small positive number, got {config.epsilon!r}.")
     if not (np.isfinite(config.invalid_penalty) and config.invalid_penalty >= 0):

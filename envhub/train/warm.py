@@ -354,6 +354,7 @@ def _warm_one(
         "epochs": len(losses),
         "seconds": seconds,
         "seed": seed,
+        "demonstrations": len(demonstrations),
         "settings": _settings(config).model_dump(),
     }
     (path / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")

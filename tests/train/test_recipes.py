@@ -274,7 +274,11 @@ def test_the_dr_mas_learning_recipe_is_agent_wise_with_two_models_and_a_warm_sta
     assert config.advantage.get("group_by_agent") is True
     assert not config.advantage.get("per_trajectory", False)
     assert set(config.agents) == {"verifier"} and config.agents["verifier"].model.path != config.model.path
-    assert config.warm_start is not None and set(config.warm_start.policies) == {"verifier", "search", "answer"}
+    assert config.warm_start is not None and set(config.warm_start.policies) == {
+        "verifier",
+        "search",
+        "answer",
+    }
 
 
 def test_the_dr_mas_global_baseline_recipe_is_the_learning_run_with_the_authors_global_keys(
@@ -294,3 +298,12 @@ def test_the_dr_mas_global_baseline_recipe_is_the_learning_run_with_the_authors_
 def test_graphgpo_s_distance_variant_is_written_out_in_its_recipe(tmp_path: Path) -> None:
     config = _load("graphgpo_sokoban_onepush", tmp_path)
     assert config.advantage["normalize_distance"] is False  # the authors' Sokoban script's
+
+
+@pytest.mark.parametrize("key", ["group_by_agent", "per_trajectory"])
+def test_a_baseline_switch_that_is_not_a_boolean_is_refused_at_load(key: str, tmp_path: Path) -> None:
+    """``"false"`` from a YAML string or a ``--set`` typo would be truthy: agent-wise by mistake."""
+    with pytest.raises(ConfigurationError, match=f"{key} must be true or false"):
+        load_config(
+            RECIPES / "drmas_search_global.yaml", {"model.path": str(tmp_path), f"advantage.{key}": "false"}
+        )

@@ -88,7 +88,15 @@ def _world(config: Any, *, quick: bool) -> None:
     write_world(folder, n_passages=sizes["passages"], n_train=sizes["train"], n_test=sizes["test"], seed=9)
 
 
-def _reused_warm_start(recipe: Any, folder: Path) -> tuple[dict[str, str], dict[str, Any]]:
+def _shown(path: str | Path, work: Path) -> str:
+    """``path`` as the results show it: ``WORK/...`` under ``--work``, no machine's folder."""
+    try:
+        return str(Path("WORK") / Path(path).resolve().relative_to(work.resolve()))
+    except ValueError:
+        return Path(path).name
+
+
+def _reused_warm_start(recipe: Any, folder: Path, work: Path) -> tuple[dict[str, str], dict[str, Any]]:
     """The overrides and the report row of the warmed models an earlier warm start left in ``folder``.
 
     Raises:
@@ -127,9 +135,10 @@ def _reused_warm_start(recipe: Any, folder: Path) -> tuple[dict[str, str], dict[
             raise ValueError(f"{where}: warmed with other warm_start settings or seed than {RECIPE.name}'s")
         key = "model.path" if name == SHARED_POLICY else f"agents.{name}.model.path"
         overrides[key] = str(folder / name)
-        extra = {k: record.get(k) for k in ("source", "seed", "seconds", "demonstrations")}
+        extra = {k: record.get(k) for k in ("seed", "seconds", "demonstrations")}
+        extra["source"] = _shown(record["source"], work) if isinstance(record.get("source"), str) else None
         models.append({"name": name, **row, **extra})
-    return overrides, {"run": "warm start", "reused": str(folder), "models": models}
+    return overrides, {"run": "warm start", "reused": _shown(folder, work), "models": models}
 
 
 def _validation(result: Any) -> list[dict[str, float]]:
@@ -176,7 +185,7 @@ def main() -> None:
         reused: tuple[dict[str, str], dict[str, Any]] | None = None
         if args.warm:  # refused before the world and the ceiling are made
             try:
-                reused = _reused_warm_start(recipe, Path(args.warm))
+                reused = _reused_warm_start(recipe, Path(args.warm), work)
             except ValueError as exc:
                 parser.error(str(exc))
         _world(recipe, quick=args.quick)
@@ -213,8 +222,8 @@ def main() -> None:
                     "run": name,
                     "recipe": str(VARIANTS[name].relative_to(ROOT)),
                     "models": {
-                        "shared": config.model.path,
-                        **{role: spec.model.path for role, spec in config.agents.items()},
+                        "shared": _shown(config.model.path, work),
+                        **{role: _shown(spec.model.path, work) for role, spec in config.agents.items()},
                     },
                     "advantage": config.advantage,
                     "validation": _validation(result),

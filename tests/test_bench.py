@@ -134,13 +134,11 @@ def test_the_drmas_search_bench_reuses_an_earlier_warm_start_of_the_same_setting
     done = run("--warm", str(work / "warm"))
     assert done.returncode == 0, done.stderr[-2000:]
     (reused, agent_wise) = json.loads((tmp_path / "drmas_search.json").read_text())["rows"]
-    assert reused["reused"] == str(work / "warm")
+    assert reused["reused"] == "WORK/warm"  # no machine's folder in the results
     assert [m["losses"] for m in reused["models"]] == [m["losses"] for m in first["models"]]
     assert agent_wise["recipe"] == "trainers/drmas_search.yaml"
-    assert agent_wise["models"] == {
-        "shared": str(work / "warm" / "shared"),
-        "verifier": str(work / "warm" / "verifier"),
-    }
+    assert agent_wise["models"] == {"shared": "WORK/warm/shared", "verifier": "WORK/warm/verifier"}
+    assert str(tmp_path) not in (tmp_path / "drmas_search.json").read_text()
     # A provenance that is not one is refused in one line, naming the file.
     record = work / "warm" / "shared" / "envhub_warm_start.json"
     saved = record.read_text()

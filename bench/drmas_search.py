@@ -17,7 +17,7 @@ and reports greedy success on the held-out tasks (iteration 0 is the warm start'
 observation-blind ceiling over those tasks (``envhub.train.blind``), and each agent's gradient
 norm per iteration (median, max, and max over median: the spikes the paper is about).
 
-    python bench/drmas_search.py           # the recipe's sizes (about an hour on 2 cores)
+    python bench/drmas_search.py           # the recipe's sizes (about 90 minutes on 2 cores)
     python bench/drmas_search.py --quick   # a small world, 8 tasks, 1 epoch, 1 iteration
     python bench/drmas_search.py --work W --warm W/warm   # step 3 from an earlier run's models
 
@@ -59,6 +59,7 @@ QUICK = {
     "warm_start.tasks": 8,
     "warm_start.epochs": 1,
     "iterations": 1,
+    "rollout.batch_tasks": 4,
     "validation.tasks": 4,
     "validation.every": 1,
 }
@@ -106,14 +107,9 @@ def _reused_warm_start(recipe: Any, folder: Path, work: Path) -> tuple[dict[str,
     import json
 
     from envhub.train.config import SHARED_POLICY
-    from envhub.train.warm import PROVENANCE
+    from envhub.train.warm import PROVENANCE, model_sources
 
-    assert recipe.rollout.agents is not None  # the recipe is the search orchestra's
-    # The warm start's models, in its order (its seeds are recipe.seed + that index): the shared
-    # model first when a role samples from it, then each role with a model of its own.
-    names = sorted(
-        {recipe.base_of(role) for role in recipe.rollout.agents.roles}, key=lambda n: (n != SHARED_POLICY, n)
-    )
+    names = list(model_sources(recipe))  # in the warm start's order: model i has seed recipe.seed + i
     overrides: dict[str, str] = {}
     models: list[dict[str, Any]] = []
     for index, name in enumerate(names):
@@ -141,8 +137,19 @@ def _reused_warm_start(recipe: Any, folder: Path, work: Path) -> tuple[dict[str,
     return overrides, {"run": "warm start", "reused": _shown(folder, work), "models": models}
 
 
-def _validation(result: Any) -> list[dict[str, float]]:
-    return [{"iteration": v.iteration, "success": v.metrics["val/success"]} for v in result.validation]
+def _validation(result: Any) -> list[dict[str, Any]]:
+    """Greedy held-out success at each validation, and each role's calls per episode (where the
+    verifier routed the team: a search then an answer is 2 verifier calls, 1 search, 1 answer)."""
+    return [
+        {
+            "iteration": v.iteration,
+            "success": v.metrics["val/success"],
+            "calls": {
+                k.split("/")[-1]: v.metrics[k] for k in sorted(v.metrics) if k.startswith("val/calls/")
+            },
+        }
+        for v in result.validation
+    ]
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_serializer,
     field_validator,
     model_validator,
@@ -659,6 +660,13 @@ class WarmStartSettings(_Strict):
         default_factory=dict,
         description="Role -> its scripted policy (needs rollout.agents).",
     )
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Role -> the scripted policy ('scripted:<module>:<callable>') whose answer to "
+        "each of the role's played prompts is the response trained on, in place of the one played. "
+        "A label blind to the observation teaches the role its format and none of its decision: the "
+        "Dr. MAS recipe's verifier (envhub.envs.search.policy:coin_verifier), whose routing RL learns.",
+    )
     split: str = Field(default="train", description="The split played; never validation.split.")
     tasks: int | None = Field(default=None, ge=1, description="The split's first N tasks; null: all.")
     group_size: int = Field(default=1, ge=1, le=64, description="Episodes per task.")
@@ -696,12 +704,12 @@ class WarmStartSettings(_Strict):
         """The passes ``model`` (a name of :func:`~envhub.train.warm.warm_start`'s) trains for."""
         return self.model_epochs.get(model, self.epochs)
 
-    @field_validator("policies")
+    @field_validator("policies", "labels")
     @classmethod
-    def _scripted_policies(cls, value: dict[str, str]) -> dict[str, str]:
+    def _scripted_policies(cls, value: dict[str, str], info: ValidationInfo) -> dict[str, str]:
         bad = sorted(role for role, spec in value.items() if not spec.startswith("scripted:"))
         if bad:
-            raise ValueError(f"warm_start.policies.{bad[0]} must be 'scripted:<module>:<callable>'")
+            raise ValueError(f"warm_start.{info.field_name}.{bad[0]} must be 'scripted:<module>:<callable>'")
         return value
 
 
@@ -1058,16 +1066,21 @@ def _warm_start_problems(config: TrainConfig) -> list[str]:
             f"warm_start.split: {warm.split!r} is validation.split, whose tasks measure the run; "
             "demonstrations come from another split (train)"
         )
-    if warm.policies and agents is None:
-        problems.append(
-            "warm_start.policies: a scripted policy per role needs rollout.agents (the orchestra); "
-            "give warm_start.policy for a single agent"
-        )
+    for key, by_role in (("policies", warm.policies), ("labels", warm.labels)):
+        if by_role and agents is None:
+            problems.append(
+                "warm_start.policies: a scripted policy per role needs rollout.agents (the orchestra); "
+                "give warm_start.policy for a single agent"
+                if key == "policies"
+                else "warm_start.labels: labels per role need rollout.agents (the orchestra); leave it out"
+            )
+    if agents is None and (warm.policies or warm.labels):
         return problems
     roles = agents.roles if agents is not None else ()
     problems.extend(
-        f"warm_start.policies.{role}: not a role of the {agents.orchestra} orchestra ({', '.join(roles)})"
-        for role in warm.policies
+        f"warm_start.{key}.{role}: not a role of the {agents.orchestra} orchestra ({', '.join(roles)})"
+        for key, by_role in (("policies", warm.policies), ("labels", warm.labels))
+        for role in by_role
         if agents is not None and role not in roles
     )
     models = {config.base_of(role) for role in roles} or {SHARED_POLICY}

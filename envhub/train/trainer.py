@@ -49,7 +49,7 @@ import functools
 import math
 import os
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,8 +265,10 @@ def _task_type(group: Group) -> str | None:
     return None
 
 
-def rollout_metrics(groups: Sequence[Group]) -> dict[str, float]:
-    """Episode-level numbers of a set of groups (what verl-agent logs as episode/*)."""
+def rollout_metrics(groups: Sequence[Group], *, roles: Sequence[str] = ()) -> dict[str, float]:
+    """Episode-level numbers of a set of groups (what verl-agent logs as episode/*); for a team
+    (Dr. MAS), each role's calls per episode (``rollout/calls/<role>``; every one of ``roles``,
+    0.0 for a role nobody called, so a series never skips an iteration)."""
     trajs = [t for g in groups for t in g.trajectories]
     if not trajs:
         return {}
@@ -281,6 +283,11 @@ def rollout_metrics(groups: Sequence[Group]) -> dict[str, float]:
             else 0.0
         ),
     }
+    # A team's calls per episode, by role (multi-agent rows carry env_step): where its routing goes.
+    calls = Counter(s.agent_id for t in trajs for s in t.steps if s.env_step is not None)
+    calls.update(dict.fromkeys(roles, 0))
+    for role, count in sorted(calls.items()):
+        out[f"rollout/calls/{role}"] = count / len(trajs)
     by_type: dict[str, list[bool]] = defaultdict(list)
     for g in groups:
         kind = _task_type(g)
@@ -413,6 +420,7 @@ class Trainer:
         self.local_tasks = config.rollout.batch_tasks // self.dist.world
         torch.manual_seed(config.seed + self.dist.rank)
         roles = config.rollout.agents.roles if config.rollout.agents is not None else ()
+        self._roles: tuple[str, ...] = tuple(roles)
         own_roles = [role for role in roles if role in config.agents]
         adapters = [role for role in own_roles if config.agents[role].adapter]
         if adapters and self.dist.world > 1:
@@ -1538,7 +1546,7 @@ class Trainer:
             )
         else:
             groups = [d.group if isinstance(d, Delivery) else d for d in deliveries]
-            metrics = rollout_metrics(groups)
+            metrics = rollout_metrics(groups, roles=self._roles)
             versions = [g.policy_version for g in groups if g.policy_version is not None]
             built = build_rows(
                 groups,
@@ -1576,7 +1584,7 @@ class Trainer:
         """
         config = self.config
         groups = [d.group if isinstance(d, Delivery) else d for d in deliveries]
-        metrics = rollout_metrics(groups)
+        metrics = rollout_metrics(groups, roles=self._roles)
         self._staleness([g.policy_version for g in groups if g.policy_version is not None], metrics)
         built = await asyncio.to_thread(
             build_sequence_rows,
@@ -1702,7 +1710,10 @@ class Trainer:
             tasks, version=self.state.policy_version, sampling=sampling, group_size=v.group_size, queue=queue
         )
         groups = [d.group for d in await queue.get(len(tasks), timeout_s=1.0)]
-        metrics = {k.replace("rollout/", "val/"): value for k, value in rollout_metrics(groups).items()}
+        metrics = {
+            k.replace("rollout/", "val/"): value
+            for k, value in rollout_metrics(groups, roles=self._roles).items()
+        }
         # The numbers `envhub eval` reports (intervals, pass@k, pass^k, the env's breakdown).
         ks = range(1, v.group_size + 1)
         return {**metrics, **metrics_from_groups(groups, spec=self.spec, ks=ks, prefix="val/")}

@@ -10,7 +10,10 @@ warm start gives each model of a run the format first, from envhub's own scripte
    step limit) on ``warm_start.split`` through the real engine, so every role is sent exactly the
    prompt the run's model will be sent. Each call (each row of the played groups) is one
    demonstration: the chat messages and the scripted response. ``successful_only`` keeps the
-   calls of won episodes only.
+   calls of won episodes only. A role in ``labels`` keeps the prompts it was played and is
+   trained on another script's answers to them: a label blind to the observation
+   (:func:`~envhub.envs.search.policy.coin_verifier`) teaches the format and leaves the decision
+   to RL.
 2. **Tokens.** A demonstration is tokenised as the in-process sampler reads it
    (:class:`~envhub.policy.transformers_backend.TransformersBackend`): the chat template's
    rendering of the messages with the generation prompt, then the response's ids and the
@@ -30,6 +33,8 @@ warm start gives each model of a run the format first, from envhub's own scripte
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import json
 import random
 import time
@@ -45,6 +50,8 @@ from envhub.core.errors import ConfigurationError
 from envhub.core.records import Group
 from envhub.core.wire import OrchestraSpec, RolloutRequest
 from envhub.envs import resolve
+from envhub.policy.base import PolicyBackend, Prompt, SamplingParams
+from envhub.policy.scripted import load_scripted
 from envhub.policy.tokenizer import ChatTokenizer
 from envhub.train.config import SHARED_POLICY, TrainConfig, WarmStartSettings
 
@@ -57,6 +64,7 @@ __all__ = [
     "collect_demonstrations",
     "demonstration_request",
     "fit",
+    "model_sources",
     "tokenise",
     "warm_start",
 ]
@@ -182,8 +190,10 @@ async def _play_demonstrations(config: TrainConfig) -> list[Group]:
 
 
 def collect_demonstrations(config: TrainConfig) -> tuple[list[Demonstration], list[Group]]:
-    """Play :func:`demonstration_request` and return every kept call, and the groups played."""
+    """Play :func:`demonstration_request` and return every kept call, and the groups played. A
+    role in ``warm_start.labels`` keeps its played prompts and takes its label's responses."""
     warm = _settings(config)
+    labels = {role: load_scripted(spec) for role, spec in warm.labels.items()}  # a bad spec fails before play
     groups = asyncio.run(_play_demonstrations(config))
     out = []
     for group in groups:
@@ -196,7 +206,39 @@ def collect_demonstrations(config: TrainConfig) -> tuple[list[Demonstration], li
                 agent = step.agent_id
                 name = config.base_of(agent) if agent is not None else SHARED_POLICY
                 out.append(Demonstration(name, agent, list(step.prompt_messages), step.response_text))
-    return out, groups
+    return asyncio.run(_relabel(out, labels, warm.labels)), groups
+
+
+async def _relabel(
+    demonstrations: list[Demonstration], labels: Mapping[str, PolicyBackend], specs: Mapping[str, str]
+) -> list[Demonstration]:
+    """Each labelled role's demonstrations answered by its label (one batch per role), in order.
+    The label sees the chat messages (a copy) and ``metadata["role"]`` only; what it answers never
+    depends on whether the episode was won (``successful_only`` chose the prompts, not the
+    responses)."""
+    out = list(demonstrations)
+    for role, backend in labels.items():
+        where = [i for i, d in enumerate(out) if d.agent == role]
+        prompts = [Prompt(messages=copy.deepcopy(out[i].messages), metadata={"role": role}) for i in where]
+        try:
+            answers = await backend.generate(prompts, SamplingParams())
+        except Exception as exc:  # the script's own failure, said in one line with the key to fix
+            raise ConfigurationError(
+                f"warm_start.labels.{role}: {specs[role]} failed on a {role} prompt ({type(exc).__name__}: "
+                f"{exc}); a label sees the chat messages and metadata['role'] only",
+                role=role,
+            ) from exc
+        finally:
+            await backend.aclose()
+        for i, answer in zip(where, answers, strict=True):
+            if not isinstance(answer.text, str):
+                raise ConfigurationError(
+                    f"warm_start.labels.{role}: {specs[role]} answered a {type(answer.text).__name__}, "
+                    "not text",
+                    role=role,
+                )
+            out[i] = dataclasses.replace(out[i], response=answer.text)
+    return out
 
 
 def tokenise(
@@ -286,8 +328,9 @@ def fit(
     return losses
 
 
-def _sources(config: TrainConfig) -> dict[str, str]:
-    """Each model of the run and the recipe's directory it starts from. An adapter agent has no
+def model_sources(config: TrainConfig) -> dict[str, str]:
+    """Each model the warm start trains and the recipe's directory it starts from, in the order
+    that seeds them (the i-th model trains under ``config.seed + i``). An adapter agent has no
     model of its own: its demonstrations warm the top-level model it adapts, and the run then
     puts a fresh adapter on the warmed weights (an adapter starts as the identity)."""
     roles = config.rollout.agents.roles if config.rollout.agents is not None else ()
@@ -389,7 +432,7 @@ def warm_start(
     for demo in demonstrations:
         by_policy[demo.policy].append(demo)
     out = Path(out_dir)
-    for i, (name, source) in enumerate(_sources(config).items()):
+    for i, (name, source) in enumerate(model_sources(config).items()):
         result.policies.append(
             _warm_one(
                 name,

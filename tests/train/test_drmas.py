@@ -52,6 +52,14 @@ def test_one_model_plays_every_role_and_trains_on_one_row_per_call(
     [metrics] = read_metrics(run)
     assert metrics["rows/count"] == len(calls)
     assert metrics["rollout/logprob_diff"] < 1e-4  # the actor scores the tokens each role call drew
+    # Each role's calls per episode: where the verifier routed the team.
+    episodes = sum(len(g.trajectories) for g in groups)
+    for role in ("verifier", "search", "answer"):
+        made = sum(s.agent_id == role for s in calls)
+        assert metrics[f"rollout/calls/{role}"] == pytest.approx(made / episodes)  # 0.0 when never called
+    assert sum(
+        metrics.get(f"rollout/calls/{r}", 0.0) for r in ("verifier", "search", "answer")
+    ) * episodes == (pytest.approx(len(calls)))
 
 
 @pytest.mark.parametrize(

@@ -279,6 +279,10 @@ def test_the_dr_mas_learning_recipe_is_agent_wise_with_two_models_and_a_warm_sta
         "search",
         "answer",
     }
+    # The verifier starts blind (a coin's words) and learns its routing by RL, faster than the
+    # shared model, which holds the warm start's copying.
+    assert config.warm_start.labels == {"verifier": "scripted:envhub.envs.search.policy:coin_verifier"}
+    assert config.agents["verifier"].optim.lr > config.optim.lr
 
 
 def test_the_dr_mas_global_baseline_recipe_is_the_learning_run_with_the_authors_global_keys(

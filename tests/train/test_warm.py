@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from envhub.core.errors import ConfigurationError
+from envhub.envs.search.policy import coin_verifier
 from envhub.policy.base import Prompt, SamplingParams
 from envhub.policy.tokenizer import ChatTokenizer
 from envhub.policy.transformers_backend import TransformersBackend
@@ -117,6 +118,19 @@ def test_warm_start_options_are_validated_at_load(small_model_dir: Path, verifie
         ConfigurationError, match=r"warm_start\.model_epochs\.critic: not a model of this run"
     ):
         _config(small_model_dir, verifier_model_dir, **{"warm_start.model_epochs": {"critic": 2}})
+    with pytest.raises(ConfigurationError, match=r"warm_start\.labels\.critic: not a role of the search"):
+        _config(small_model_dir, verifier_model_dir, **{"warm_start.labels": {"critic": ROLES["answer"]}})
+    with pytest.raises(ConfigurationError, match=r"warm_start\.labels\.verifier must be 'scripted:"):
+        _config(small_model_dir, verifier_model_dir, **{"warm_start.labels": {"verifier": "x:y"}})
+    with pytest.raises(ConfigurationError, match=r"warm_start\.labels: labels per role need rollout\.agents"):
+        load_config(
+            None,
+            {
+                **single,
+                "warm_start.policy": TEAM + "team_member",
+                "warm_start.labels": {"verifier": "scripted:a:b"},
+            },
+        )
     with pytest.raises(ConfigurationError, match=r"warm_start\.model_epochs\.verifier must be at least 1"):
         _config(small_model_dir, verifier_model_dir, **{"warm_start.model_epochs": {"verifier": 0}})
     # One scripted policy for every role is enough.
@@ -158,6 +172,8 @@ def test_the_shipped_recipe_loads_with_two_models(tmp_path: Path) -> None:
     assert set(config.agents) == {"verifier"}  # search and answer share the top-level model
     assert config.validation.before_training and config.validation.temperature == 0.0
     assert config.validation.blind_ceiling
+    # The verifier is warmed on the format only: its routing is what RL learns.
+    assert config.warm_start.labels == {"verifier": TEAM + "coin_verifier"}
 
 
 # -- demonstrations -----------------------------------------------------------------------------
@@ -195,6 +211,68 @@ def test_demonstrations_play_the_split_of_the_recipe_s_dataset(
     }
     _, groups = collect_demonstrations(_config(small_model_dir, verifier_model_dir, **over))
     assert sorted(g.task_id for g in groups) == [f"train-{i:05d}" for i in range(12)]
+
+
+def test_a_labelled_role_keeps_its_played_prompts_and_takes_its_label_s_responses(
+    small_model_dir: Path, verifier_model_dir: Path
+) -> None:
+    """``warm_start.labels``: the verifier's prompts are the ones the team played, its responses
+    the coin's; the other roles' calls are untouched."""
+    played, _ = collect_demonstrations(_config(small_model_dir, verifier_model_dir))
+    over = {"warm_start.labels": {"verifier": TEAM + "coin_verifier"}}
+    labelled, _ = collect_demonstrations(_config(small_model_dir, verifier_model_dir, **over))
+    assert [(d.policy, d.agent, d.messages) for d in labelled] == [
+        (d.policy, d.agent, d.messages) for d in played
+    ]
+    for before, after in zip(played, labelled, strict=True):
+        if after.agent != "verifier":
+            assert after.response == before.response
+            continue
+        coin = coin_verifier(Prompt(messages=after.messages, metadata={"role": "verifier"}))
+        assert after.response == coin
+        assert SearchOrchestra().parse("verifier", after.response)[1]
+    # The scripted team's verifier routes, so the coin differs from it on some calls.
+    assert any(a.response != b.response for a, b in zip(labelled, played, strict=True))
+
+
+def test_a_label_that_cannot_answer_is_refused_in_one_line_naming_the_key(
+    small_model_dir: Path, verifier_model_dir: Path
+) -> None:
+    """A label sees the messages and the role only: the team's own verifier (which reads the
+    orchestra's observations) fails on them, and says so; a module that does not exist is refused
+    before the demonstrations are played."""
+    over = {"warm_start.labels": {"verifier": ROLES["verifier"]}}
+    with pytest.raises(
+        ConfigurationError, match=r"warm_start\.labels\.verifier: .*team_verifier failed"
+    ) as err:
+        collect_demonstrations(_config(small_model_dir, verifier_model_dir, **over))
+    assert "\n" not in str(err.value)
+    missing = {"warm_start.labels": {"verifier": "scripted:envhub.no_such_module:coin"}}
+    with pytest.raises(ConfigurationError, match="Cannot load scripted policy"):
+        collect_demonstrations(_config(small_model_dir, verifier_model_dir, **missing))
+
+
+def test_the_coin_verifier_says_nothing_of_the_observation() -> None:
+    """Over prompts that differ only in what was found (the routing's evidence) or in the step,
+    the coin's yes rate is a fair coin's in each kind, and the same prompt gets the same word."""
+
+    def prompt(step: int, found: str, i: int) -> Prompt:
+        content = f"Question {i}: who?\n{found}\n# Your role: verifier\nThis is step {step}."
+        return Prompt(messages=[{"role": "user", "content": content}])
+
+    kinds = {
+        "first step, nothing found": [prompt(1, "", i) for i in range(400)],
+        "second step, a passage found": [
+            prompt(2, "<information>Doc 1</information>", i) for i in range(400)
+        ],
+    }
+    for kind, prompts in kinds.items():
+        words = [SearchOrchestra().parse("verifier", coin_verifier(p)) for p in prompts]
+        assert all(valid for _, valid in words), kind
+        yes = sum(action == "yes" for action, _ in words) / len(words)
+        assert 0.42 < yes < 0.58, (kind, yes)  # 400 fair flips: 4 standard errors
+    again = kinds["first step, nothing found"][0]
+    assert coin_verifier(again) == coin_verifier(Prompt(messages=list(again.messages)))
 
 
 def test_a_demonstration_is_tokenised_as_the_sampler_reads_it(

@@ -14,11 +14,14 @@ orchestra sends) and plays its part of the reader's decision; the search agent s
 first hop's ``"<entity> <relation words>"`` at once rather than the whole question. Members with
 an odd index have a hasty verifier, which lets the answer agent answer after the first search.
 :func:`team_member` plays whichever role the prompt is for (``metadata["role"]``): one shared
-policy for the team.
+policy for the team. :func:`coin_verifier` is a verifier that never reads the observation: the
+warm start's label for a verifier whose routing RL is to learn.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +31,7 @@ from envhub.envs.search.world import RELATIONS, Relation
 __all__ = [
     "FirstTitlePolicy",
     "ScriptedSearchPolicy",
+    "coin_verifier",
     "parse_question",
     "team_answerer",
     "team_member",
@@ -163,6 +167,16 @@ def team_verifier(prompt: Any) -> str:
     hasty = int(prompt.metadata.get("member_index", 0)) % 2 == 1
     enough = _reader_action(seen).startswith("<answer>") or (hasty and len(seen) > 1)
     return f"<think>scripted</think>\n<verify>{'yes' if enough else 'no'}</verify>"
+
+
+def coin_verifier(prompt: Any) -> str:
+    """A verifier blind to the observation: "yes" or "no" by a fair coin seeded with the prompt's
+    text (the same prompt, the same word). As the warm start's label for the verifier
+    (``warm_start.labels``) it teaches the format and no routing: over any set of prompts, the
+    search's results or the step number shown tell nothing of the word."""
+    text = json.dumps(prompt.messages, sort_keys=True, ensure_ascii=False)
+    heads = hashlib.sha256(text.encode("utf-8")).digest()[0] % 2 == 0
+    return f"<think>scripted</think>\n<verify>{'yes' if heads else 'no'}</verify>"
 
 
 def team_searcher(prompt: Any) -> str:
